@@ -1,0 +1,68 @@
+// Typed, validated reading of YAML configs. Every getter records the resolved value
+// (default or given), so the resolved config can be printed and stored in checkpoints.
+// Unknown keys, wrong types and out-of-range values fail with the source (file or
+// command-line override), the full key path and what was expected.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hamgan {
+
+struct ConfigSource {
+  std::string file;                    // the YAML file the tree came from
+  std::set<std::string> overridden;    // key paths set on the command line
+  YAML::Node resolved = YAML::Node(YAML::NodeType::Map);
+};
+
+class ConfigNode {
+ public:
+  ConfigNode(YAML::Node node, std::string path, std::shared_ptr<ConfigSource> source);
+
+  int64_t integer(const std::string& key, int64_t def,
+                  int64_t lo = std::numeric_limits<int64_t>::min(),
+                  int64_t hi = std::numeric_limits<int64_t>::max());
+  double real(const std::string& key, double def,
+              double lo = -std::numeric_limits<double>::infinity(),
+              double hi = std::numeric_limits<double>::infinity());
+  bool boolean(const std::string& key, bool def);
+  std::string choice(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& allowed);
+  std::string string(const std::string& key, const std::string& def);
+  std::vector<int64_t> integers(const std::string& key, const std::vector<int64_t>& def,
+                                int64_t lo = std::numeric_limits<int64_t>::min(),
+                                int64_t hi = std::numeric_limits<int64_t>::max());
+  // A nested mapping; absent means empty (all defaults).
+  ConfigNode child(const std::string& key);
+  bool has(const std::string& key) const;
+
+  // Fails on any key of this mapping that no getter asked for.
+  void finish() const;
+
+  // An error about `key` of this node: "<source>: key 'a.b': <what>".
+  [[noreturn]] void fail_key(const std::string& key, const std::string& what) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string full(const std::string& key) const;
+  // The key's scalar text, or nullopt when absent; fails on a list or mapping.
+  std::optional<std::string> scalar(const std::string& key, const char* expected);
+  void record(const std::string& key, const YAML::Node& value);
+
+  YAML::Node node_;
+  std::string path_;
+  std::shared_ptr<ConfigSource> source_;
+  std::set<std::string> used_;
+};
+
+// Parses "a.b.c=value" and sets it in `root` (the value parsed as YAML, so 3 is an
+// integer and [1,2] a list). Returns the key path.
+std::string apply_override(YAML::Node& root, const std::string& assignment);
+
+}  // namespace hamgan

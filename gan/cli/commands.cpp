@@ -1,0 +1,38 @@
+#include "gan/cli/commands.h"
+
+#include <torch/torch.h>
+
+#include <thread>
+
+namespace hamgan::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = {
+      {"info", "print the resolved config and the G/D layer tables", info},
+  };
+  return all;
+}
+
+void add_config_options(cxxopts::Options& opts, const std::string& default_config) {
+  opts.add_options()("c,config", "YAML config file",
+                     cxxopts::value<std::string>()->default_value(default_config))(
+      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())(
+      "overrides", "key.sub=value overrides", cxxopts::value<std::vector<std::string>>());
+  opts.parse_positional({"overrides"});
+  opts.positional_help("[key.sub=value ...]");
+}
+
+Config config_from(const cxxopts::ParseResult& r) {
+  std::vector<std::string> ov;
+  if (r.count("overrides")) ov = r["overrides"].as<std::vector<std::string>>();
+  return load_config(r["config"].as<std::string>(), ov);
+}
+
+void set_threads(const cxxopts::ParseResult& r) {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  if (r.count("threads")) n = r["threads"].as<int>();
+  if (n < 1) n = 1;
+  at::set_num_threads(n);
+}
+
+}  // namespace hamgan::cli

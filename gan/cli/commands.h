@@ -1,0 +1,29 @@
+// Subcommands of the `hamgan` executable; each takes the arguments after its name.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "gan/config.h"
+
+namespace hamgan::cli {
+
+struct Command {
+  std::string name;
+  std::string help;
+  std::function<int(int, char**)> run;
+};
+const std::vector<Command>& commands();
+
+// Options every command that reads a config shares: --config, --threads, and trailing
+// key.sub=value overrides.
+void add_config_options(cxxopts::Options& opts, const std::string& default_config);
+Config config_from(const cxxopts::ParseResult& r);
+// at::set_num_threads(--threads or the core count): Debian's build defaults to 1.
+void set_threads(const cxxopts::ParseResult& r);
+
+int info(int argc, char** argv);
+
+}  // namespace hamgan::cli

@@ -1,0 +1,42 @@
+// hamgan: class-conditional GANs with swappable global-context blocks.
+#include <iostream>
+#include <string>
+
+#include "core/error.h"
+#include "gan/cli/commands.h"
+
+namespace {
+void usage() {
+  std::cerr << "usage: hamgan <command> [options]\n\ncommands:\n";
+  for (const auto& c : hamgan::cli::commands())
+    std::cerr << "  " << c.name << std::string(10 - std::min<size_t>(9, c.name.size()), ' ')
+              << c.help << "\n";
+  std::cerr << "\n'hamgan <command> --help' lists a command's options.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  for (const auto& c : hamgan::cli::commands()) {
+    if (c.name != name) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const hamgan::Error& e) {
+      std::cerr << "hamgan " << name << ": error: " << e.what() << "\n";
+    } catch (const cxxopts::exceptions::exception& e) {
+      std::cerr << "hamgan " << name << ": " << e.what() << "\n";
+    } catch (const c10::Error& e) {
+      std::cerr << "hamgan " << name << ": torch error: " << e.what_without_backtrace() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "hamgan " << name << ": error: " << e.what() << "\n";
+    }
+    return 1;
+  }
+  std::cerr << "hamgan: unknown command '" << name << "'\n\n";
+  usage();
+  return 2;
+}

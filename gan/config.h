@@ -1,0 +1,67 @@
+// The resolved hamgan configuration: typed structs read from YAML with overrides.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "layers/context/context.h"
+
+namespace hamgan {
+
+struct ModelConfig {
+  int64_t resolution = 128;      // 32, 64 or 128
+  int64_t n_classes = 1000;
+  int64_t image_channels = 3;
+  std::string init = "orthogonal";  // orthogonal | xavier | normal (N(0, 0.02))
+  double sn_eps = 1e-6;
+  double bn_eps = 1e-5;
+};
+
+struct GeneratorConfig {
+  int64_t ch = 64;
+  int64_t z_dim = 128;
+  int64_t shared_dim = 0;  // 0: per-class CBN embeddings; >0: BigGAN shared embedding
+  bool hier = false;       // BigGAN hierarchical z (needs shared_dim > 0)
+  ContextConfig context;
+};
+
+struct DiscriminatorConfig {
+  int64_t ch = 64;
+  ContextConfig context;
+};
+
+struct TrainConfig {
+  int64_t batch_size = 64;
+  int64_t iterations = 100000;
+  double g_lr = 1e-4;
+  double d_lr = 4e-4;
+  double beta1 = 0.0;
+  double beta2 = 0.999;
+  int64_t n_dis = 1;
+  std::string loss = "hinge";
+  int64_t seed = 0;
+};
+
+struct DataConfig {
+  std::string format = "fmnist";
+  std::string path = "/usr/share/datasets/fashion-mnist";
+};
+
+struct Config {
+  ModelConfig model;
+  GeneratorConfig generator;
+  DiscriminatorConfig discriminator;
+  TrainConfig train;
+  DataConfig data;
+  std::string source;   // file it came from
+  YAML::Node resolved;  // every key with its resolved value
+};
+
+// Reads `path`, applies "a.b=value" overrides, validates every key.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// Same, from YAML text (tests, checkpoints); `name` stands for the file in messages.
+Config parse_config(const std::string& yaml_text, const std::string& name,
+                    const std::vector<std::string>& overrides = {});
+
+std::string to_yaml(const YAML::Node& node);
+
+}  // namespace hamgan

@@ -1,0 +1,77 @@
+#include "gan/models/generator.h"
+
+#include "core/error.h"
+#include "gan/models/arch.h"
+
+namespace hamgan {
+
+GeneratorImpl::GeneratorImpl(const ModelConfig& model, const GeneratorConfig& g)
+    : z_dim_(g.z_dim), hier_(g.hier) {
+  const auto arch = generator_arch(model.resolution, g.ch);
+  const SNOptions sn{model.sn_eps, 1};
+  bottom_ch_ = arch.front().in;
+  CondSpec cond{CondKind::labels, model.n_classes};
+  int64_t z_in = g.z_dim;
+  if (g.shared_dim > 0) {
+    shared_ = register_module("shared", torch::nn::Embedding(model.n_classes, g.shared_dim));
+    cond = {CondKind::vector, g.shared_dim};
+    if (hier_) {  // BigGAN: one z chunk for the input, one per block
+      chunk_ = g.z_dim / static_cast<int64_t>(arch.size() + 1);
+      z_in = chunk_;
+      cond.dim += chunk_;
+    }
+  }
+  linear_ = register_module("linear", SNLinear(z_in, bottom_ch_ * 16, true, sn));
+  for (size_t i = 0; i < arch.size(); ++i) {
+    blocks_->push_back(GBlock(arch[i].in, arch[i].out, arch[i].resample, cond, model.bn_eps, sn));
+    if (context_after_ < 0 && arch[i].resolution == g.context.resolution &&
+        g.context.type != "none") {
+      ContextSpec spec{arch[i].out, arch[i].resolution, arch[i].resolution, cond,
+                       model.bn_eps, sn, g.context.options};
+      context_ = context_entry(g.context.type).create(spec);
+      context_after_ = static_cast<int64_t>(i);
+    }
+  }
+  if (g.context.type != "none" && !context_)
+    fail("generator: no block outputs the context resolution ", g.context.resolution);
+  register_module("blocks", blocks_);
+  if (context_) register_module("context", context_);
+  out_bn_ = register_module(
+      "out_bn", torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(arch.back().out).eps(model.bn_eps)));
+  out_conv_ = register_module("out_conv", SNConv2d(arch.back().out, model.image_channels, 3, 1, true, sn));
+}
+
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, const torch::Tensor& y, Trace* trace) {
+  if (z.dim() != 2 || z.size(1) != z_dim_)
+    fail("generator: expected z of shape B x ", z_dim_, ", got ", z.sizes());
+  const int64_t nb = static_cast<int64_t>(blocks_->size());
+  std::vector<torch::Tensor> conds(nb, y);
+  torch::Tensor z0 = z;
+  if (shared_) {
+    const torch::Tensor e = shared_->forward(y);
+    if (hier_) {
+      const auto zs = z.split(chunk_, 1);
+      z0 = zs[0];
+      for (int64_t i = 0; i < nb; ++i) conds[i] = torch::cat({e, zs[i + 1]}, 1);
+    } else {
+      std::fill(conds.begin(), conds.end(), e);
+    }
+  }
+  torch::Tensor h = linear_->forward(z0).view({z.size(0), bottom_ch_, 4, 4});
+  record(trace, "linear", h, linear_.get());
+  for (int64_t i = 0; i < nb; ++i) {
+    auto block = blocks_[i]->as<GBlockImpl>();
+    h = block->forward(h, conds[i]);
+    record(trace, "blocks." + std::to_string(i), h, block);
+    if (i == context_after_) {
+      h = context_->forward(h, conds[i]);
+      record(trace, "context", h, context_.get());
+    }
+  }
+  h = out_conv_->forward(torch::relu(out_bn_->forward(h)));
+  record(trace, "out_bn+out_conv", h, nullptr);
+  if (trace) trace->back().params = count_params(*out_bn_) + count_params(*out_conv_);
+  return torch::tanh(h);
+}
+
+}  // namespace hamgan

@@ -1,0 +1,47 @@
+// The context-module registry: adding a module is its own file plus one line here.
+#include "core/error.h"
+#include "layers/context/context.h"
+#include "layers/context/self_attention.h"
+
+namespace hamgan {
+
+namespace {
+struct NoOptions : ContextOptions {};
+ContextEntry none_entry() {
+  return {"none", [](ConfigNode&) { return std::make_shared<const NoOptions>(); },
+          [](const ContextSpec&) { return ContextModule(); }};
+}
+}  // namespace
+
+const std::vector<ContextEntry>& context_registry() {
+  static const std::vector<ContextEntry> entries = {
+      none_entry(),
+      {"self_attention", parse_self_attention_options, make_self_attention},
+  };
+  return entries;
+}
+
+std::vector<std::string> context_names() {
+  std::vector<std::string> names;
+  for (const auto& e : context_registry()) names.push_back(e.name);
+  return names;
+}
+
+const ContextEntry& context_entry(const std::string& name) {
+  for (const auto& e : context_registry())
+    if (e.name == name) return e;
+  std::string all;
+  for (const auto& n : context_names()) all += (all.empty() ? "" : ", ") + n;
+  fail("unknown context module '", name, "' (known: ", all, ")");
+}
+
+ContextConfig parse_context_config(ConfigNode node, const std::string& default_type) {
+  ContextConfig c;
+  c.type = node.choice("type", default_type, context_names());
+  c.resolution = node.integer("resolution", 32, 4, 1024);
+  c.options = context_entry(c.type).parse(node);
+  node.finish();
+  return c;
+}
+
+}  // namespace hamgan

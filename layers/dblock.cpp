@@ -1,0 +1,28 @@
+#include "layers/dblock.h"
+
+namespace hamgan {
+
+namespace {
+torch::Tensor pool2(const torch::Tensor& x) { return torch::avg_pool2d(x, {2, 2}); }
+}  // namespace
+
+DBlockImpl::DBlockImpl(int64_t in, int64_t out, bool preactivation, bool downsample,
+                       SNOptions sn)
+    : preactivation_(preactivation), downsample_(downsample) {
+  conv1_ = register_module("conv1", SNConv2d(in, out, 3, 1, true, sn));
+  conv2_ = register_module("conv2", SNConv2d(out, out, 3, 1, true, sn));
+  if (in != out || downsample) conv_sc_ = register_module("conv_sc", SNConv2d(in, out, 1, 0, true, sn));
+}
+
+torch::Tensor DBlockImpl::forward(const torch::Tensor& x) {
+  torch::Tensor h = preactivation_ ? torch::relu(x) : x;
+  h = conv2_->forward(torch::relu(conv1_->forward(h)));
+  if (downsample_) h = pool2(h);
+  // Shortcut: BigGAN convolves then pools in pre-activation blocks; a 1x1 conv and a 2x2
+  // average pool are both linear and commute exactly, so pooling first costs 4x fewer MACs.
+  torch::Tensor s = downsample_ ? pool2(x) : x;
+  if (conv_sc_) s = conv_sc_->forward(s);
+  return h + s;
+}
+
+}  // namespace hamgan

@@ -1,0 +1,51 @@
+#include "support/gradcheck.h"
+
+#include <sstream>
+
+namespace hamgan::test {
+
+::testing::AssertionResult gradcheck(const std::function<torch::Tensor()>& f,
+                                     std::vector<torch::Tensor> leaves, double eps, double atol,
+                                     double rtol, int64_t max_elements_per_leaf) {
+  for (auto& l : leaves) {
+    if (l.scalar_type() != torch::kDouble || !l.requires_grad())
+      return ::testing::AssertionFailure() << "gradcheck needs double leaves with requires_grad";
+    if (l.grad().defined()) l.mutable_grad() = torch::Tensor();
+  }
+  torch::Tensor out = f();
+  const torch::Tensor r = torch::randn(out.sizes(), out.options()).detach();
+  (out * r).sum().backward();
+  auto scalar = [&]() {
+    torch::NoGradGuard ng;
+    return (f() * r).sum().item<double>();
+  };
+  for (size_t li = 0; li < leaves.size(); ++li) {
+    torch::Tensor analytic = leaves[li].grad();
+    if (!analytic.defined()) analytic = torch::zeros_like(leaves[li]);
+    analytic = analytic.flatten();
+    const int64_t n = leaves[li].numel();
+    const int64_t step = std::max<int64_t>(1, n / max_elements_per_leaf);
+    for (int64_t i = 0; i < n; i += step) {
+      double plus, minus;
+      {
+        torch::NoGradGuard ng;
+        auto flat = leaves[li].view({-1});
+        const double orig = flat[i].item<double>();
+        flat[i].fill_(orig + eps);
+        plus = scalar();
+        flat[i].fill_(orig - eps);
+        minus = scalar();
+        flat[i].fill_(orig);
+      }
+      const double numeric = (plus - minus) / (2 * eps);
+      const double a = analytic[i].item<double>();
+      if (std::abs(a - numeric) > atol + rtol * std::abs(numeric))
+        return ::testing::AssertionFailure()
+               << "leaf " << li << " element " << i << ": autograd " << a << ", numeric "
+               << numeric;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace hamgan::test

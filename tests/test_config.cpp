@@ -1,0 +1,92 @@
+// Config validation: each bad config fails with a message naming the source, the key and
+// what was expected; overrides go through the same checks; shipped configs load.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "gan/config.h"
+#include "support/oracle.h"
+
+using namespace hamgan;
+
+namespace {
+
+struct BadCase {
+  std::string yaml;
+  std::vector<std::string> overrides;
+  std::vector<std::string> expected;  // substrings of the message
+};
+
+std::string error_of(const BadCase& c) {
+  try {
+    parse_config(c.yaml, "bad.yaml", c.overrides);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, BadConfigsFailWithClearMessages) {
+  const std::vector<BadCase> cases = {
+      {"model: {resolution: 96}", {}, {"bad.yaml", "'model.resolution'", "one of 32, 64, 128", "96"}},
+      {"model: {resolution: abc}", {}, {"'model.resolution'", "an integer", "'abc'"}},
+      {"model: {n_classes: 0}", {}, {"'model.n_classes'", "[1, 1048576]", "got 0"}},
+      {"model: {init: kaiming}", {}, {"'model.init'", "orthogonal, xavier, normal", "'kaiming'"}},
+      {"model: {sn_eps: -1}", {}, {"'model.sn_eps'", "a number in [0, 1]"}},
+      {"model: {colour: red}", {}, {"'model.colour'", "unknown key"}},
+      {"modle: {}", {}, {"'modle'", "unknown key"}},
+      {"model: 3", {}, {"'model'", "expected a mapping"}},
+      {"generator: {ch: [1, 2]}", {}, {"'generator.ch'", "got a list"}},
+      {"generator: {hier: yes}", {}, {"'generator.hier'", "true or false", "'yes'"}},
+      {"generator: {hier: true}", {}, {"'generator.hier'", "shared_dim > 0"}},
+      {"generator: {hier: true, shared_dim: 8, z_dim: 100}", {}, {"'generator.z_dim'", "multiple of 6"}},
+      {"generator: {context: {type: transformer}}", {}, {"'generator.context.type'", "self_attention", "'transformer'"}},
+      {"generator: {context: {type: self_attention, resolution: 48}}", {}, {"'generator.context.resolution'", "8, 16, 32, 64, 128", "48"}},
+      {"generator: {context: {type: self_attention, qk_divisor: 0}}", {}, {"'generator.context.qk_divisor'", "[1, 1024]"}},
+      {"generator: {context: {type: self_attention, heads: 4}}", {}, {"'generator.context.heads'", "unknown key"}},
+      {"discriminator: {context: {type: self_attention, resolution: 128}}", {}, {"'discriminator.context.resolution'", "64, 32, 16, 8, 4"}},
+      {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
+      {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
+      {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},
+      {"", {"generator.ch=-3"}, {"command-line override", "'generator.ch'", "[1, 4096]", "-3"}},
+      {"", {"generator.chh=3"}, {"command-line override", "'generator.chh'", "unknown key"}},
+      {"", {"generator.ch"}, {"command-line override 'generator.ch'", "key.sub=value"}},
+      {"model: {resolution: 32}", {"model.resolution.x=1"}, {"'model.resolution'", "is a value, not a mapping"}},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = error_of(c);
+    ASSERT_FALSE(msg.empty()) << "no error for: " << c.yaml;
+    for (const auto& e : c.expected)
+      EXPECT_NE(msg.find(e), std::string::npos) << "message '" << msg << "' lacks '" << e << "'";
+  }
+}
+
+TEST(Config, DefaultsAndOverridesResolve) {
+  const Config c = parse_config("generator: {ch: 32}", "x.yaml", {"model.resolution=64", "train.g_lr=2e-4"});
+  EXPECT_EQ(c.generator.ch, 32);
+  EXPECT_EQ(c.model.resolution, 64);
+  EXPECT_DOUBLE_EQ(c.train.g_lr, 2e-4);
+  EXPECT_EQ(c.discriminator.ch, 64);
+  EXPECT_EQ(c.resolved["model"]["resolution"].as<int>(), 64);
+  EXPECT_EQ(c.resolved["generator"]["context"]["type"].as<std::string>(), "none");
+  // The resolved tree reads back to the same config.
+  const Config again = parse_config(to_yaml(c.resolved), "resolved");
+  EXPECT_EQ(to_yaml(again.resolved), to_yaml(c.resolved));
+}
+
+TEST(Config, ShippedConfigsLoad) {
+  for (const char* f : {"configs/imagenet128_sagan.yaml", "configs/fmnist32_sagan.yaml"}) {
+    const Config c = load_config(test::source_path(f));
+    EXPECT_EQ(c.generator.context.type, "self_attention") << f;
+  }
+}
+
+TEST(Config, MissingFileIsNamed) {
+  try {
+    load_config("/nonexistent/x.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.yaml"), std::string::npos);
+  }
+}
