@@ -1,0 +1,189 @@
+// Data parallel over Gloo on loopback: 2 processes with batch B each produce the same
+// discriminator update (hinge loss, Adam) as 1 process with batch 2B. The test binary
+// re-launches itself as the two workers (HAMGAN_DIST_WORKER set), so this file has its
+// own main().
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "gan/config.h"
+#include "gan/models/discriminator.h"
+#include "gan/train/distributed.h"
+#include "support/oracle.h"
+
+extern char** environ;
+
+using namespace hamgan;
+
+namespace {
+
+constexpr int64_t kB = 4;  // per-rank batch
+
+Config small_d_config() {
+  return parse_config(
+      "model: {resolution: 32, n_classes: 4, image_channels: 1}\n"
+      "discriminator: {ch: 8, context: {type: self_attention, resolution: 16}}\n",
+      "distributed test");
+}
+
+std::string dir() {
+  const char* d = std::getenv("HAMGAN_DIST_DIR");
+  return d ? d : "";
+}
+
+// One hinge D step with Adam on (x_real, x_fake, y); returns the updated state followed by
+// the (averaged) gradients. Adam's first step is nearly invariant to the gradient's scale,
+// so the gradients are compared too.
+std::vector<torch::Tensor> d_step(Discriminator& d, DataParallel* dp, const torch::Tensor& xr,
+                                  const torch::Tensor& xf, const torch::Tensor& y) {
+  torch::optim::Adam opt(d->parameters(), torch::optim::AdamOptions(4e-4).betas({0.0, 0.999}));
+  d->train();
+  opt.zero_grad();
+  const torch::Tensor real = d->forward(xr, y);
+  const torch::Tensor fake = d->forward(xf, y);
+  const torch::Tensor loss = torch::relu(1 - real).mean() + torch::relu(1 + fake).mean();
+  loss.backward();
+  if (dp) dp->average_gradients(*d);
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : d->parameters()) grads.push_back(p.grad().clone());
+  opt.step();
+  std::vector<torch::Tensor> out;
+  for (const auto& [k, t] : state_dict(*d)) out.push_back(t.detach().clone());
+  out.insert(out.end(), grads.begin(), grads.end());
+  return out;
+}
+
+int worker() {
+  at::set_num_threads(1);
+  const DistEnv env = dist_env_from_environment();
+  const Config cfg = small_d_config();
+  Discriminator d(cfg.model, cfg.discriminator);
+  d->to(torch::kDouble);
+  std::vector<torch::Tensor> init, batch;
+  torch::load(init, dir() + "/init.pt");
+  torch::load(batch, dir() + "/batch.pt");
+  if (env.rank == 0) {  // rank 0 holds the weights; broadcast must bring them to rank 1
+    torch::NoGradGuard ng;
+    size_t i = 0;
+    for (auto& [k, t] : state_dict(*d)) t.copy_(init[i++]);
+  }
+  DataParallel dp(env);
+  dp.broadcast(*d);
+  auto half = [&](const torch::Tensor& t) { return t.narrow(0, env.rank * kB, kB); };
+  const auto state = d_step(d, &dp, half(batch[0]), half(batch[1]), half(batch[2]));
+  torch::save(state, dir() + "/rank" + std::to_string(env.rank) + ".pt");
+  dp.barrier();
+  return 0;
+}
+
+int free_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+pid_t spawn_worker(int rank, int port, const std::string& work) {
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+  env_s.push_back("HAMGAN_DIST_WORKER=1");
+  env_s.push_back("HAMGAN_DIST_DIR=" + work);
+  env_s.push_back("RANK=" + std::to_string(rank));
+  env_s.push_back("WORLD_SIZE=2");
+  env_s.push_back("MASTER_ADDR=127.0.0.1");
+  env_s.push_back("MASTER_PORT=" + std::to_string(port));
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char exe[] = "/proc/self/exe";
+  char* argv[] = {exe, nullptr};
+  pid_t pid = -1;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return -1;
+  return pid;
+}
+
+}  // namespace
+
+TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
+  const std::string work = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/distributed_test";
+  std::filesystem::create_directories(work);
+  torch::manual_seed(11);
+  const Config cfg = small_d_config();
+  Discriminator d(cfg.model, cfg.discriminator);
+  d->to(torch::kDouble);  // double: summation order must not hide a real difference
+  {
+    torch::NoGradGuard ng;  // make self-attention active
+    for (auto& kv : d->named_parameters())
+      if (kv.key().find("gamma") != std::string::npos) kv.value().fill_(0.5);
+  }
+  std::vector<torch::Tensor> init;
+  for (const auto& [k, t] : state_dict(*d)) init.push_back(t.detach().clone());
+  const std::vector<torch::Tensor> batch = {torch::randn({2 * kB, 1, 32, 32}, torch::kDouble),
+                                            torch::randn({2 * kB, 1, 32, 32}, torch::kDouble),
+                                            torch::randint(0, 4, {2 * kB}, torch::kLong)};
+  torch::save(init, work + "/init.pt");
+  torch::save(batch, work + "/batch.pt");
+
+  const int port = free_port();
+  const pid_t p0 = spawn_worker(0, port, work), p1 = spawn_worker(1, port, work);
+  ASSERT_GT(p0, 0);
+  ASSERT_GT(p1, 0);
+  int s0 = -1, s1 = -1;
+  waitpid(p0, &s0, 0);
+  waitpid(p1, &s1, 0);
+  ASSERT_TRUE(WIFEXITED(s0) && WEXITSTATUS(s0) == 0) << "rank 0 failed";
+  ASSERT_TRUE(WIFEXITED(s1) && WEXITSTATUS(s1) == 0) << "rank 1 failed";
+
+  const auto single = d_step(d, nullptr, batch[0], batch[1], batch[2]);
+  std::vector<torch::Tensor> r0, r1;
+  torch::load(r0, work + "/rank0.pt");
+  torch::load(r1, work + "/rank1.pt");
+  ASSERT_EQ(r0.size(), single.size());
+  ASSERT_EQ(r1.size(), single.size());
+  size_t moved = 0;
+  const size_t n_state = init.size();
+  for (size_t i = 0; i < single.size(); ++i) {
+    EXPECT_TRUE(torch::equal(r0[i], r1[i])) << "ranks diverged at state entry " << i;
+    // Double precision; only the summation order differs from one 2B batch.
+    EXPECT_TRUE(test::close(r0[i], single[i], 1e-9, 1e-12)) << "state entry " << i;
+    if (i < n_state && !torch::equal(single[i], init[i])) ++moved;
+  }
+  EXPECT_GT(moved, n_state / 2) << "the update should change most of D's state";
+}
+
+TEST(Distributed, EnvironmentIsValidated) {
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("RANK", "5", 1);
+  EXPECT_THROW(dist_env_from_environment(), Error);
+  unsetenv("RANK");
+  unsetenv("WORLD_SIZE");
+  const DistEnv e = dist_env_from_environment();
+  EXPECT_EQ(e.world_size, 1);
+  EXPECT_FALSE(e.enabled());
+}
+
+int main(int argc, char** argv) {
+  if (std::getenv("HAMGAN_DIST_WORKER")) {
+    try {
+      return worker();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "worker: %s\n", e.what());
+      return 1;
+    }
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
