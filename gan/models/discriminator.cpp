@@ -10,18 +10,9 @@ DiscriminatorImpl::DiscriminatorImpl(const ModelConfig& model, const Discriminat
   const SNOptions sn{model.sn_eps, 1};
   for (size_t i = 0; i < arch.size(); ++i) {
     blocks_->push_back(DBlock(arch[i].in, arch[i].out, /*preactivation=*/i > 0, arch[i].resample, sn));
-    if (context_after_ < 0 && arch[i].resolution == d.context.resolution &&
-        d.context.type != "none") {
-      ContextSpec spec{arch[i].out, arch[i].resolution, arch[i].resolution, CondSpec{},
-                       model.bn_eps, sn, d.context.options};
-      context_ = context_entry(d.context.type).create(spec);
-      context_after_ = static_cast<int64_t>(i);
-    }
   }
-  if (d.context.type != "none" && !context_)
-    fail("discriminator: no block outputs the context resolution ", d.context.resolution);
   register_module("blocks", blocks_);
-  if (context_) register_module("context", context_);
+  context_.place(*this, d.context, arch, CondSpec{}, model.bn_eps, sn, "discriminator");
   linear_ = register_module("linear", SNLinear(arch.back().out, 1, true, sn));
   embed_ = register_module("embed", SNEmbedding(model.n_classes, arch.back().out, sn));
 }
@@ -32,9 +23,9 @@ torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, const torch::Te
     auto block = blocks_[i]->as<DBlockImpl>();
     h = block->forward(h);
     record(trace, "blocks." + std::to_string(i), h, block);
-    if (i == context_after_) {
-      h = context_->forward(h, {});
-      record(trace, "context", h, context_.get());
+    if (i == context_.after) {
+      h = context_.module->forward(h, {});
+      record(trace, "context", h, context_.module.get());
     }
   }
   h = torch::relu(h).sum({2, 3});

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "gan/config.h"
+#include "gan/models/context_slot.h"
 #include "gan/models/trace.h"
 #include "layers/dblock.h"
 
@@ -18,8 +19,7 @@ class DiscriminatorImpl : public torch::nn::Module {
 
  private:
   torch::nn::ModuleList blocks_;
-  ContextModule context_;
-  int64_t context_after_ = -1;
+  ContextSlot context_;
   SNLinear linear_{nullptr};
   SNEmbedding embed_{nullptr};
 };

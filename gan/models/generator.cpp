@@ -24,18 +24,9 @@ GeneratorImpl::GeneratorImpl(const ModelConfig& model, const GeneratorConfig& g)
   linear_ = register_module("linear", SNLinear(z_in, bottom_ch_ * 16, true, sn));
   for (size_t i = 0; i < arch.size(); ++i) {
     blocks_->push_back(GBlock(arch[i].in, arch[i].out, arch[i].resample, cond, model.bn_eps, sn));
-    if (context_after_ < 0 && arch[i].resolution == g.context.resolution &&
-        g.context.type != "none") {
-      ContextSpec spec{arch[i].out, arch[i].resolution, arch[i].resolution, cond,
-                       model.bn_eps, sn, g.context.options};
-      context_ = context_entry(g.context.type).create(spec);
-      context_after_ = static_cast<int64_t>(i);
-    }
   }
-  if (g.context.type != "none" && !context_)
-    fail("generator: no block outputs the context resolution ", g.context.resolution);
   register_module("blocks", blocks_);
-  if (context_) register_module("context", context_);
+  context_.place(*this, g.context, arch, cond, model.bn_eps, sn, "generator");
   out_bn_ = register_module(
       "out_bn", torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(arch.back().out).eps(model.bn_eps)));
   out_conv_ = register_module("out_conv", SNConv2d(arch.back().out, model.image_channels, 3, 1, true, sn));
@@ -63,9 +54,9 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, const torch::Tensor
     auto block = blocks_[i]->as<GBlockImpl>();
     h = block->forward(h, conds[i]);
     record(trace, "blocks." + std::to_string(i), h, block);
-    if (i == context_after_) {
-      h = context_->forward(h, conds[i]);
-      record(trace, "context", h, context_.get());
+    if (i == context_.after) {
+      h = context_.module->forward(h, conds[i]);
+      record(trace, "context", h, context_.module.get());
     }
   }
   h = out_conv_->forward(torch::relu(out_bn_->forward(h)));

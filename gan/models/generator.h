@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "gan/config.h"
+#include "gan/models/context_slot.h"
 #include "gan/models/trace.h"
 #include "layers/gblock.h"
 
@@ -24,8 +25,7 @@ class GeneratorImpl : public torch::nn::Module {
   torch::nn::Embedding shared_{nullptr};
   SNLinear linear_{nullptr};
   torch::nn::ModuleList blocks_;
-  ContextModule context_;
-  int64_t context_after_ = -1;
+  ContextSlot context_;
   torch::nn::BatchNorm2d out_bn_{nullptr};
   SNConv2d out_conv_{nullptr};
 };
