@@ -192,9 +192,10 @@ def run_case(i, name, kind, ch, classes, B, H, W, opt):
     x = torch.randn(B, ch, H, W, generator=g).requires_grad_(True)
     c = torch.randint(0, max(classes, 1), (B,), generator=g)
     shape = (B * m.S, m.d, m.r)
-    d["bases0.train"], d["bases0.eval"] = ham.rand(shape, g), ham.rand(shape, g)
+    if m.init == "random":  # fixed and online start from the `bases` buffer
+        d["bases0.train"], d["bases0.eval"] = ham.rand(shape, g), ham.rand(shape, g)
     m.train()
-    m.next_bases = d["bases0.train"]
+    m.next_bases = d.get("bases0.train")
     y = m(x, c)
     r = torch.randn(y.shape, generator=g)
     (y * r).sum().backward()
@@ -203,7 +204,7 @@ def run_case(i, name, kind, ch, classes, B, H, W, opt):
         d["train.grad." + k] = p.grad if p.grad is not None else torch.zeros_like(p)
     d.update(prefixed("after", m.state_dict()))
     m.eval()
-    m.next_bases = d["bases0.eval"]
+    m.next_bases = d.get("bases0.eval")
     with torch.no_grad():
         d["eval.y"] = m(x.detach(), c)
     save(out, name + ".pt", d)
