@@ -90,3 +90,20 @@ TEST(Config, MissingFileIsNamed) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/x.yaml"), std::string::npos);
   }
 }
+
+TEST(Config, HamburgerConfigsLoad) {
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"configs/imagenet128_hamgan.yaml", "ham_nmf"}, {"configs/imagenet128_ham_vq.yaml", "ham_vq"},
+      {"configs/imagenet128_ham_cd.yaml", "ham_cd"},  {"configs/fmnist32_hamgan.yaml", "ham_nmf"},
+      {"configs/fmnist32_ham_nmf.yaml", "ham_nmf"},   {"configs/fmnist32_ham_vq.yaml", "ham_vq"},
+      {"configs/fmnist32_ham_cd.yaml", "ham_cd"}};
+  for (const auto& [f, type] : files) {
+    const Config c = load_config(test::source_path(f));
+    EXPECT_EQ(c.generator.context.type, type) << f;
+    EXPECT_EQ(c.discriminator.context.type, type) << f;
+  }
+  const Config h = load_config(test::source_path("configs/imagenet128_hamgan.yaml"));
+  EXPECT_EQ(h.resolved["generator"]["context"]["r"].as<int>(), 32);
+  EXPECT_EQ(h.resolved["discriminator"]["context"]["d"].as<int>(), 128);
+  EXPECT_DOUBLE_EQ(h.train.d_lr, 4e-4);
+}

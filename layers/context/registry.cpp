@@ -1,7 +1,11 @@
 // The context-module registry: adding a module is its own file plus one line here.
 #include "core/error.h"
+#include "layers/context/cd.h"
 #include "layers/context/context.h"
+#include "layers/context/hamburger.h"
+#include "layers/context/nmf.h"
 #include "layers/context/self_attention.h"
+#include "layers/context/vq.h"
 
 namespace hamgan {
 
@@ -17,6 +21,9 @@ const std::vector<ContextEntry>& context_registry() {
   static const std::vector<ContextEntry> entries = {
       none_entry(),
       {"self_attention", parse_self_attention_options, make_self_attention},
+      {"ham_nmf", [](ConfigNode& n) { return parse_hamburger_options(n, parse_nmf); }, make_hamburger},
+      {"ham_vq", [](ConfigNode& n) { return parse_hamburger_options(n, parse_vq); }, make_hamburger},
+      {"ham_cd", [](ConfigNode& n) { return parse_hamburger_options(n, parse_cd); }, make_hamburger},
   };
   return entries;
 }

@@ -1,0 +1,34 @@
+#include "layers/context/decomposition.h"
+
+#include "core/error.h"
+
+namespace hamgan {
+
+Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
+                     int64_t steps, HamGrad grad) {
+  if (x.dim() != 3 || bases0.dim() != 3 || bases0.size(0) != x.size(0) ||
+      bases0.size(1) != x.size(1))
+    fail(ham.name(), ": bases ", bases0.sizes(), " do not fit X ", x.sizes(),
+         " (expected batch x d x r and batch x d x n)");
+  torch::Tensor bases = bases0, coef;
+  {
+    // one_step: the iterations are constants for autograd (Sec. 2.3).
+    c10::optional<torch::NoGradGuard> no_grad;
+    if (grad == HamGrad::one_step) no_grad.emplace();
+    coef = ham.init_coef(x, bases);
+    for (int64_t k = 0; k < steps; ++k) ham.step(x, bases, coef);
+  }
+  coef = ham.final_coef(x, bases, coef);
+  return {torch::bmm(bases, coef), bases, coef};
+}
+
+torch::Tensor normalize_columns(const torch::Tensor& t) {
+  return torch::nn::functional::normalize(
+      t, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1).eps(1e-6));
+}
+
+torch::Tensor column_cosine(const torch::Tensor& bases, const torch::Tensor& x) {
+  return torch::bmm(normalize_columns(bases).transpose(1, 2), normalize_columns(x));
+}
+
+}  // namespace hamgan

@@ -1,0 +1,98 @@
+#include "layers/context/hamburger.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "core/compat.h"
+#include "core/error.h"
+
+namespace hamgan {
+
+HamburgerImpl::HamburgerImpl(const ContextSpec& spec)
+    : opt_(context_options<HamburgerOptions>(spec)) {
+  const std::string& name = opt_.ham->name();
+  const int64_t c = spec.channels;
+  d_ = opt_.d > 0 ? opt_.d : c;
+  r_ = opt_.r > 0 ? opt_.r : d_ / 8;
+  if (r_ < 1) fail(name, ": r = d/8 is 0 for d = ", d_, "; set r explicitly");
+  if (opt_.seed >= 0) gen_ = at::make_generator<at::CPUGeneratorImpl>(opt_.seed);
+  lower = register_module("lower", SNConv2d(c, opt_.groups * d_, 1, 0, false, spec.sn));
+  upper = register_module("upper", SNConv2d(opt_.groups * d_, c, 1, 0, false, spec.sn));
+  if (spec.cond.kind != CondKind::none)
+    norm = register_module("norm", CondBatchNorm2d(c, spec.cond, spec.bn_eps, spec.sn));
+  sigma = register_parameter("sigma", torch::zeros({}));
+  if (opt_.init != HamInit::random)
+    bases = register_buffer("bases", opt_.ham->random_bases(opt_.groups, d_, r_, gen_, {}));
+}
+
+void HamburgerImpl::set_next_bases(torch::Tensor b) { next_bases_ = std::move(b); }
+
+void HamburgerImpl::reseed(uint64_t seed) {
+  gen_ = at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::Tensor& like) {
+  const int64_t rows = batch * opt_.groups;
+  torch::Tensor b;
+  if (next_bases_.defined()) {
+    b = std::move(next_bases_);
+    next_bases_ = torch::Tensor();
+    if (b.dim() != 3 || b.size(0) != rows || b.size(1) != d_ || b.size(2) != r_)
+      fail(opt_.ham->name(), ": set_next_bases got ", b.sizes(), ", expected [", rows, ", ", d_,
+           ", ", r_, "] (batch * groups, d, r)");
+  } else if (opt_.init == HamInit::random) {
+    b = gen_ ? opt_.ham->random_bases(rows, d_, r_, gen_, like.options().device(torch::kCPU))
+             : opt_.ham->random_bases(rows, d_, r_, c10::nullopt, like.options());
+  } else {
+    b = bases.repeat({batch, 1, 1});
+  }
+  return b.to(like.options());
+}
+
+torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
+  if (x.dim() != 4 || x.size(1) != lower->weight_orig.size(1))
+    fail(opt_.ham->name(), ": expected input B x ", lower->weight_orig.size(1), " x H x W, got ",
+         x.sizes());
+  const int64_t b = x.size(0), h = x.size(2), w = x.size(3), s = opt_.groups;
+  torch::Tensor hid = lower->forward(x);
+  torch::Tensor out;
+  {
+    compat::NoAutocast fp32;
+    hid = opt_.ham->prepare(hid.reshape({b * s, d_, h * w}));
+    if (compat::is_reduced_float(hid)) hid = hid.to(torch::kFloat);
+    const int64_t steps = is_training() || opt_.eval_steps == 0 ? opt_.steps : opt_.eval_steps;
+    const Decomposed m = decompose(*opt_.ham, hid, initial_bases(b, hid), steps, opt_.grad);
+    if (opt_.init == HamInit::online && is_training()) {
+      torch::NoGradGuard ng;
+      const torch::Tensor mean = m.bases.detach().reshape({b, s, d_, r_}).mean(0).to(bases.dtype());
+      bases.copy_(normalize_columns(bases + opt_.momentum * (mean - bases)));
+    }
+    out = m.output.reshape({b, s * d_, h, w});
+  }
+  out = upper->forward(out.to(x.scalar_type()));
+  if (norm) out = norm->forward(out, cond);
+  return x + sigma * out;
+}
+
+std::shared_ptr<const ContextOptions> parse_hamburger_options(
+    ConfigNode& node, std::shared_ptr<const Decomposition> (*parse_ham)(ConfigNode&)) {
+  auto o = std::make_shared<HamburgerOptions>();
+  o->groups = node.integer("groups", o->groups, 1, 1024);
+  o->d = node.integer("d", o->d, 0, 65536);
+  o->r = node.integer("r", o->r, 0, 65536);
+  o->steps = node.integer("steps", o->steps, 1, 1000);
+  o->eval_steps = node.integer("eval_steps", o->eval_steps, 0, 1000);
+  const std::string grad = node.choice("grad", "one_step", {"one_step", "bptt"});
+  o->grad = grad == "bptt" ? HamGrad::bptt : HamGrad::one_step;
+  const std::string init = node.choice("init", "random", {"random", "fixed", "online"});
+  o->init = init == "fixed" ? HamInit::fixed : init == "online" ? HamInit::online : HamInit::random;
+  o->momentum = node.real("momentum", o->momentum, 0.0, 1.0);
+  o->seed = node.integer("seed", o->seed, -1);
+  o->ham = parse_ham(node);
+  return o;
+}
+
+ContextModule make_hamburger(const ContextSpec& spec) {
+  return std::make_shared<HamburgerImpl>(spec);
+}
+
+}  // namespace hamgan

@@ -1,0 +1,37 @@
+#include "layers/context/nmf.h"
+
+namespace hamgan {
+
+torch::Tensor NMF::random_bases(int64_t batch, int64_t d, int64_t r,
+                                const c10::optional<torch::Generator>& gen,
+                                const torch::TensorOptions& options) const {
+  torch::Tensor bases = torch::rand({batch, d, r}, gen, options);
+  return opt_.normalize_bases ? normalize_columns(bases) : bases;
+}
+
+torch::Tensor NMF::init_coef(const torch::Tensor& x, const torch::Tensor& bases) const {
+  return torch::softmax(opt_.inv_t * torch::bmm(bases.transpose(1, 2), x), 1);
+}
+
+torch::Tensor NMF::final_coef(const torch::Tensor& x, const torch::Tensor& bases,
+                              const torch::Tensor& coef) const {
+  // Alg. 2: C <- C * (D^T X) / (D^T D C)
+  const torch::Tensor bt = bases.transpose(1, 2);
+  return coef * torch::bmm(bt, x) / (torch::bmm(torch::bmm(bt, bases), coef) + kEps);
+}
+
+void NMF::step(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef) const {
+  coef = final_coef(x, bases, coef);
+  // Alg. 2: D <- D * (X C^T) / (D C C^T)
+  const torch::Tensor ct = coef.transpose(1, 2);
+  bases = bases * torch::bmm(x, ct) / (torch::bmm(bases, torch::bmm(coef, ct)) + kEps);
+}
+
+std::shared_ptr<const Decomposition> parse_nmf(ConfigNode& node) {
+  NMFOptions o;
+  o.inv_t = node.real("inv_t", o.inv_t, 1e-6, 1e6);
+  o.normalize_bases = node.boolean("normalize_bases", o.normalize_bases);
+  return std::make_shared<const NMF>(o);
+}
+
+}  // namespace hamgan
