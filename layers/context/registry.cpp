@@ -1,7 +1,9 @@
 // The context-module registry: adding a module is its own file plus one line here.
 #include "core/error.h"
 #include "layers/context/context.h"
+#include "layers/context/kronecker_attention.h"
 #include "layers/context/self_attention.h"
+#include "layers/context/siamese_attention.h"
 
 namespace hamgan {
 
@@ -17,6 +19,9 @@ const std::vector<ContextEntry>& context_registry() {
   static const std::vector<ContextEntry> entries = {
       none_entry(),
       {"self_attention", parse_self_attention_options, make_self_attention},
+      {"kao_kv", parse_kao_kv_options, make_kao},
+      {"kao_qkv", parse_kao_qkv_options, make_kao},
+      {"sao", parse_sao_options, make_sao},
   };
   return entries;
 }
