@@ -9,6 +9,7 @@ namespace hamgan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
+      {"bench", "bench context: cost of every context module (params, MACs, memory, time)", bench},
   };
   return all;
 }

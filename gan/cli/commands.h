@@ -25,5 +25,6 @@ Config config_from(const cxxopts::ParseResult& r);
 void set_threads(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
+int bench(int argc, char** argv);  // bench_context.cpp
 
 }  // namespace hamgan::cli

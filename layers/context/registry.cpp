@@ -6,6 +6,9 @@
 #include "layers/context/nmf.h"
 #include "layers/context/self_attention.h"
 #include "layers/context/vq.h"
+#include "layers/context/kronecker_attention.h"
+#include "layers/context/self_attention.h"
+#include "layers/context/siamese_attention.h"
 
 namespace hamgan {
 
@@ -24,6 +27,9 @@ const std::vector<ContextEntry>& context_registry() {
       {"ham_nmf", [](ConfigNode& n) { return parse_hamburger_options(n, parse_nmf); }, make_hamburger},
       {"ham_vq", [](ConfigNode& n) { return parse_hamburger_options(n, parse_vq); }, make_hamburger},
       {"ham_cd", [](ConfigNode& n) { return parse_hamburger_options(n, parse_cd); }, make_hamburger},
+      {"kao_kv", parse_kao_kv_options, make_kao},
+      {"kao_qkv", parse_kao_qkv_options, make_kao},
+      {"sao", parse_sao_options, make_sao},
   };
   return entries;
 }

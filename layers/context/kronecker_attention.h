@@ -1,0 +1,59 @@
+// Kronecker attention operators (Gao & Ji, KAO; ../shared/papers/kronecker-attention-kao*.txt,
+// Sec. 3.1). For a map X (h x w x c): horizontal average H (w x c, mean over rows), lateral
+// average L (h x c, mean over columns), C = [H^T, L^T] (c x (w+h)), Eq. 1, and
+//   attn(Q, K, V) = V softmax(K^T Q)  with column-wise softmax (over keys).
+//   kao_kv  (Eq. 2): O = attn(X_(3), C, C), hw outputs.
+//   kao_qkv (Eq. 3): [H~^T, L~^T] = attn(C, C, C); output Y[:,:,k] = L~[:,k] (+) H~[:,k],
+//                    the outer sum per channel.
+// Options: projections: sagan (the shared wrapper, projected_attention.h) or paper (Sec. 2.1:
+// O = W_V V softmax((W_K K)^T W_Q Q), W_* c x c linear, applied after averaging since they
+// commute with it; no output projection), then y = x + gamma * O with gamma = 0 at init.
+#pragma once
+#include "layers/context/projected_attention.h"
+
+namespace hamgan {
+
+// B x d x (h*w) -> C = [H^T, L^T] as B x d x (w + h) (Eq. 1).
+torch::Tensor kronecker_averages(const torch::Tensor& t, int64_t h, int64_t w);
+// V softmax(K^T Q), softmax over keys: q B x d x M, k B x d x P, v B x p x P -> B x p x M.
+torch::Tensor dot_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+// [H~^T, L~^T] (B x p x (w + h)) -> B x p x h x w, Y[b,p,i,j] = L~[b,p,i] + H~[b,p,j] (Eq. 3).
+torch::Tensor kronecker_outer_sum(const torch::Tensor& o, int64_t h, int64_t w);
+
+// The operators on projected q, k, v (B x d x N); both return B x p x h x w.
+torch::Tensor kao_kv_operator(const torch::Tensor& q, const torch::Tensor& k,
+                              const torch::Tensor& v, int64_t h, int64_t w);
+torch::Tensor kao_qkv_operator(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, int64_t h, int64_t w);
+
+struct KaoOptions : ContextOptions {
+  bool qkv = false;             // kao_qkv vs kao_kv (set by the registry entry)
+  std::string projections = "sagan";
+  ProjectionOptions sagan;
+};
+
+// projections: sagan.
+class KaoSaganImpl : public ProjectedAttentionImpl {
+ public:
+  KaoSaganImpl(int64_t channels, const KaoOptions& opt, SNOptions sn);
+};
+
+// projections: paper.
+class KaoPaperImpl : public ContextModuleImpl {
+ public:
+  KaoPaperImpl(int64_t channels, const KaoOptions& opt, SNOptions sn);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond = {}) override;
+
+  SNConv2d wq{nullptr}, wk{nullptr}, wv{nullptr};
+  torch::Tensor gamma;
+
+ private:
+  KaoOptions opt_;
+  int64_t c_;
+};
+
+std::shared_ptr<const ContextOptions> parse_kao_kv_options(ConfigNode& node);
+std::shared_ptr<const ContextOptions> parse_kao_qkv_options(ConfigNode& node);
+ContextModule make_kao(const ContextSpec& spec);
+
+}  // namespace hamgan
