@@ -2,6 +2,11 @@
 #include "core/error.h"
 #include "layers/context/context.h"
 #include "layers/context/self_attention.h"
+#include "layers/context/stt_dense.h"
+#include "layers/context/stt_dense_factorized.h"
+#include "layers/context/stt_mixture.h"
+#include "layers/context/stt_random.h"
+#include "layers/context/stt_random_factorized.h"
 
 namespace hamgan {
 
@@ -17,6 +22,11 @@ const std::vector<ContextEntry>& context_registry() {
   static const std::vector<ContextEntry> entries = {
       none_entry(),
       {"self_attention", parse_self_attention_options, make_self_attention},
+      {"stt_dense", parse_stt_dense_options, make_stt_dense},
+      {"stt_random", parse_stt_random_options, make_stt_random},
+      {"stt_dense_factorized", parse_stt_dense_factorized_options, make_stt_dense_factorized},
+      {"stt_random_factorized", parse_stt_random_factorized_options, make_stt_random_factorized},
+      {"stt_mixture", parse_stt_mixture_options, make_stt_mixture},
   };
   return entries;
 }
