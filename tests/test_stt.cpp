@@ -198,6 +198,7 @@ TEST(SttGradcheck, RandomFactorized) {
   gradcheck_module(build("stt_random_factorized", C, 3, 2, SttRandomFactorizedOptions{}, SNOptions{1e-12, 1}), 3, 2);
   gradcheck_module(build("stt_random_factorized", C, 3, 2, o, SNOptions{1e-12, 1}), 3, 2);
   gradcheck_module(build("stt_random_factorized", C, 3, 2, fixed, SNOptions{1e-12, 1}), 3, 2);
+  gradcheck_module(build("stt_random_factorized", C, 3, 2, paper(SttRandomFactorizedOptions{}), SNOptions{1e-12, 1}), 3, 2);
 }
 TEST(SttGradcheck, Mixture) {
   torch::manual_seed(5);

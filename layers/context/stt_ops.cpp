@@ -12,9 +12,11 @@ torch::Tensor stt_dense_logits(const torch::Tensor& q, const SttDenseWeights& a)
   const torch::Tensor mh = torch::tensordot(x, a.zh_a1, {1}, {0});  // B x W x c
   const torch::Tensor mw = torch::tensordot(x, a.zw_a2, {2}, {0});  // B x H x c
   const torch::Tensor mc = torch::tensordot(x, a.zc_a3, {3}, {0});  // B x H x W
+  // In-place sums keep one B x N x N buffer instead of five (matmul's backward needs its
+  // inputs, not its output, so this is autograd-safe).
   torch::Tensor z = torch::matmul(torch::matmul(a.zh_a2, mh), a.zh_a3.t());
-  z = z + torch::matmul(torch::matmul(a.zw_a1, mw), a.zw_a3.t());
-  return z + torch::matmul(torch::matmul(a.zc_a1, mc), a.zc_a2.t());
+  z.add_(torch::matmul(torch::matmul(a.zw_a1, mw), a.zw_a3.t()));
+  return z.add_(torch::matmul(torch::matmul(a.zc_a1, mc), a.zc_a2.t()));
 }
 
 torch::Tensor kron_chain(const std::vector<torch::Tensor>& factors) {
