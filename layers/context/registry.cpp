@@ -9,6 +9,11 @@
 #include "layers/context/kronecker_attention.h"
 #include "layers/context/self_attention.h"
 #include "layers/context/siamese_attention.h"
+#include "layers/context/stt_dense.h"
+#include "layers/context/stt_dense_factorized.h"
+#include "layers/context/stt_mixture.h"
+#include "layers/context/stt_random.h"
+#include "layers/context/stt_random_factorized.h"
 
 namespace hamgan {
 
@@ -30,6 +35,11 @@ const std::vector<ContextEntry>& context_registry() {
       {"kao_kv", parse_kao_kv_options, make_kao},
       {"kao_qkv", parse_kao_qkv_options, make_kao},
       {"sao", parse_sao_options, make_sao},
+      {"stt_dense", parse_stt_dense_options, make_stt_dense},
+      {"stt_random", parse_stt_random_options, make_stt_random},
+      {"stt_dense_factorized", parse_stt_dense_factorized_options, make_stt_dense_factorized},
+      {"stt_random_factorized", parse_stt_random_factorized_options, make_stt_random_factorized},
+      {"stt_mixture", parse_stt_mixture_options, make_stt_mixture},
   };
   return entries;
 }
