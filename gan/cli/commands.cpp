@@ -9,6 +9,7 @@ namespace hamgan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
+      {"prepare", "convert a dataset into one packed file for fast training", prepare},
   };
   return all;
 }
