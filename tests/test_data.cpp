@@ -260,7 +260,9 @@ TEST(Packed, FolderWithBadFiles) {
     bool ok;
     auto a = image(*pk, i, label, ok);
     EXPECT_EQ(ok, valid[i].item<int64_t>() == 1);
-    if (ok) EXPECT_TRUE(torch::equal(a, gray[i])) << i;
+    if (ok) {
+      EXPECT_TRUE(torch::equal(a, gray[i])) << i;
+    }
   }
 }
 

@@ -23,10 +23,13 @@ def idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
-def fit(im, res, channels, jpeg_denom=1):
+def fit(im, res, channels, jpeg_denom=False):
     """Short-side centre crop, antialiased resize, then conversion: the reference pipeline."""
-    if jpeg_denom > 1:  # libjpeg's DCT-domain downscale, as PIL's draft() asks for it
-        im.draft("RGB", (im.size[0] // jpeg_denom, im.size[1] // jpeg_denom))
+    if jpeg_denom:  # libjpeg's DCT-domain downscale: the largest d in 1, 2, 4, 8 with
+        # min(w, h) / d >= 2 * res (documented rule), decoded by PIL's draft()
+        d = max(x for x in (1, 2, 4, 8) if min(im.size) / x >= 2 * res or x == 1)
+        if d > 1:
+            im.draft("RGB", (im.size[0] // d, im.size[1] // d))
     im = im.convert("L" if (im.mode in ("L", "LA") and channels == 1) else "RGB")
     w, h = im.size
     s = min(w, h)
@@ -52,17 +55,17 @@ def smooth_rgb(rng, w, h):
 def folder(out, rng):
     root = os.path.join(out, "tree")
     files = []  # (class, name, image-or-bytes, jpeg_denom)
-    files.append(("a_cats", "01.png", smooth_rgb(rng, 40, 30), 1))
-    files.append(("a_cats", "02.bmp", smooth_rgb(rng, 33, 47), 1))
-    files.append(("a_cats", "03.jpg", smooth_rgb(rng, 64, 48), 1))
-    files.append(("b_dogs", "01.png", smooth_rgb(rng, 25, 25).convert("L"), 1))
-    # 300 px short side at R=16: our rule picks denominator 4 (300 / 8 >= 2 * 16).
-    files.append(("b_dogs", "02.jpg", smooth_rgb(rng, 400, 300), 4))
-    files.append(("b_dogs", "03.JPEG", smooth_rgb(rng, 20, 36), 1))
-    files.append(("c_birds", "01.bmp", smooth_rgb(rng, 16, 16), 1))
+    files.append(("a_cats", "01.png", smooth_rgb(rng, 40, 30), False))
+    files.append(("a_cats", "02.bmp", smooth_rgb(rng, 33, 47), False))
+    files.append(("a_cats", "03.jpg", smooth_rgb(rng, 64, 48), True))
+    files.append(("b_dogs", "01.png", smooth_rgb(rng, 25, 25).convert("L"), False))
+    # 300 px short side at R=16: the rule picks denominator 8 (300 / 8 >= 2 * 16).
+    files.append(("b_dogs", "02.jpg", smooth_rgb(rng, 400, 300), True))
+    files.append(("b_dogs", "03.JPEG", smooth_rgb(rng, 20, 36), True))
+    files.append(("c_birds", "01.bmp", smooth_rgb(rng, 16, 16), False))
     files.append(("c_birds", "02.jpg", None, 0))   # truncated JPEG
     files.append(("c_birds", "03.png", None, 0))   # not an image at all
-    files.append(("c_birds", "04.png", smooth_rgb(rng, 50, 17).convert("RGBA"), 1))
+    files.append(("c_birds", "04.png", smooth_rgb(rng, 50, 17).convert("RGBA"), False))
     refs3, refs1, valid, labels = [], [], [], []
     classes = sorted({c for c, *_ in files})
     for c, name, im, denom in files:
