@@ -26,5 +26,6 @@ void set_threads(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
 int bench(int argc, char** argv);  // bench_context.cpp
+int prepare(int argc, char** argv);
 
 }  // namespace hamgan::cli

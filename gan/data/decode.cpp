@@ -1,0 +1,143 @@
+#include "gan/data/decode.h"
+
+#include <jpeglib.h>
+#include <stb/stb_image.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace hamgan {
+
+namespace {
+
+std::atomic<JpegDecoder> g_jpeg{JpegDecoder::libjpeg};
+
+bool read_file(const std::string& path, std::vector<unsigned char>& buf, std::string& why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = "cannot open";
+    return false;
+  }
+  in.seekg(0, std::ios::end);
+  const auto n = in.tellg();
+  in.seekg(0);
+  buf.resize(static_cast<size_t>(n));
+  if (n > 0 && !in.read(reinterpret_cast<char*>(buf.data()), n)) {
+    why = "cannot read";
+    return false;
+  }
+  if (buf.empty()) {
+    why = "empty file";
+    return false;
+  }
+  return true;
+}
+
+bool is_jpeg(const std::vector<unsigned char>& b) {
+  return b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
+}
+
+struct JpegErr {
+  jpeg_error_mgr mgr;
+  jmp_buf jump;
+  char msg[JMSG_LENGTH_MAX];
+};
+
+void jpeg_error_exit(j_common_ptr cinfo) {
+  auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, e->msg);
+  longjmp(e->jump, 1);
+}
+
+void jpeg_warning(j_common_ptr cinfo, int level) {
+  // A warning (level -1) means corrupt data, e.g. a truncated file: treat as an error so
+  // a half-grey image never reaches training.
+  if (level < 0) jpeg_error_exit(cinfo);
+}
+
+bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray_ok, Image& out,
+                    std::string& why) {
+  jpeg_decompress_struct cinfo;
+  JpegErr err;
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_error_exit;
+  err.mgr.emit_message = jpeg_warning;
+  if (setjmp(err.jump)) {
+    why = std::string("libjpeg: ") + err.msg;
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, buf.data(), static_cast<unsigned long>(buf.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  const bool gray = gray_ok && cinfo.jpeg_color_space == JCS_GRAYSCALE;
+  cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = target > 0 ? static_cast<unsigned>(jpeg_scale_denom(
+                                       static_cast<int>(cinfo.image_width),
+                                       static_cast<int>(cinfo.image_height), target))
+                                 : 1u;
+  jpeg_start_decompress(&cinfo);
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = static_cast<int>(cinfo.output_height);
+  out.channels = cinfo.output_components;
+  out.pixels.resize(static_cast<size_t>(out.width) * out.height * out.channels);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = out.pixels.data() +
+                   static_cast<size_t>(cinfo.output_scanline) * out.width * out.channels;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return true;
+}
+
+bool decode_stb(const std::vector<unsigned char>& buf, bool gray_ok, Image& out,
+                std::string& why) {
+  int w = 0, h = 0, n = 0;
+  if (!stbi_info_from_memory(buf.data(), static_cast<int>(buf.size()), &w, &h, &n)) {
+    why = std::string("stb_image: ") + stbi_failure_reason();
+    return false;
+  }
+  const int want = (gray_ok && (n == 1 || n == 2)) ? 1 : 3;
+  unsigned char* p =
+      stbi_load_from_memory(buf.data(), static_cast<int>(buf.size()), &w, &h, &n, want);
+  if (!p) {
+    why = std::string("stb_image: ") + stbi_failure_reason();
+    return false;
+  }
+  out.width = w;
+  out.height = h;
+  out.channels = want;
+  out.pixels.assign(p, p + static_cast<size_t>(w) * h * want);
+  stbi_image_free(p);
+  return true;
+}
+
+}  // namespace
+
+void set_jpeg_decoder(JpegDecoder d) { g_jpeg = d; }
+JpegDecoder jpeg_decoder() { return g_jpeg; }
+
+int jpeg_scale_denom(int width, int height, int target) {
+  const int side = std::min(width, height);
+  int d = 1;
+  while (d < 8 && side / (2 * d) >= 2 * target) d *= 2;
+  return d;
+}
+
+bool decode_image(const std::string& path, int target, bool gray_ok, Image& out,
+                  std::string& why) {
+  std::vector<unsigned char> buf;
+  if (!read_file(path, buf, why)) return false;
+  if (is_jpeg(buf) && g_jpeg == JpegDecoder::libjpeg)
+    return decode_libjpeg(buf, target, gray_ok, out, why);
+  return decode_stb(buf, gray_ok, out, why);
+}
+
+}  // namespace hamgan

@@ -1,0 +1,27 @@
+// Decoding image files (JPEG, PNG, BMP) into an Image. JPEG goes through libjpeg-turbo with
+// DCT-domain downscaling when the image is much larger than the target; the rest (and
+// JPEG when asked, for comparison) through stb_image.
+#pragma once
+#include <string>
+
+#include "gan/data/image.h"
+
+namespace hamgan {
+
+enum class JpegDecoder { libjpeg, stb };
+// Process-wide choice (default libjpeg); `hamgan prepare --jpeg-decoder` sets it.
+void set_jpeg_decoder(JpegDecoder d);
+JpegDecoder jpeg_decoder();
+
+// The largest power-of-two denominator d <= 8 with min(w, h) / d >= 2 * target: libjpeg's
+// scaled IDCT is a good low-pass filter, and keeping at least 2x for the antialiased resize
+// keeps the result close to a full-resolution decode.
+int jpeg_scale_denom(int width, int height, int target);
+
+// Decodes `path` as RGB (3 channels) or grayscale when the file is grayscale and `gray_ok`.
+// `target` is the final square size (0: never downscale in the DCT domain). Returns false
+// and sets `why` when the file cannot be read or decoded.
+bool decode_image(const std::string& path, int target, bool gray_ok, Image& out,
+                  std::string& why);
+
+}  // namespace hamgan

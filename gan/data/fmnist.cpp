@@ -1,0 +1,98 @@
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.h"
+#include "gan/data/image.h"
+#include "gan/data/sources.h"
+
+namespace hamgan {
+
+namespace {
+
+std::vector<uint8_t> gunzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) fail(path, ": cannot open (expected a gzip'd IDX file)");
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> buf(1 << 20);
+  for (;;) {
+    const int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string msg = gzerror(f, &code);
+      gzclose(f);
+      fail(path, ": gzip error: ", msg);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf.begin(), buf.begin() + n);
+  }
+  gzclose(f);
+  return out;
+}
+
+uint32_t be32(const uint8_t* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+
+class Fmnist : public Dataset {
+ public:
+  Fmnist(const std::string& dir, int64_t resolution, int64_t channels)
+      : res_(resolution), ch_(channels) {
+    const std::string img = dir + "/train-images-idx3-ubyte.gz";
+    const std::string lab = dir + "/train-labels-idx1-ubyte.gz";
+    images_ = gunzip(img);
+    labels_ = gunzip(lab);
+    if (images_.size() < 16 || be32(images_.data()) != 0x803)
+      fail(img, ": not an IDX3 uint8 file (expected magic 0x00000803)");
+    if (labels_.size() < 8 || be32(labels_.data()) != 0x801)
+      fail(lab, ": not an IDX1 uint8 file (expected magic 0x00000801)");
+    n_ = be32(images_.data() + 4);
+    if (be32(images_.data() + 8) != 28 || be32(images_.data() + 12) != 28)
+      fail(img, ": expected 28x28 images");
+    if (images_.size() != 16 + static_cast<size_t>(n_) * 784)
+      fail(img, ": size ", images_.size(), " does not hold ", n_, " images of 28x28");
+    if (be32(labels_.data() + 4) != n_ || labels_.size() != 8 + static_cast<size_t>(n_))
+      fail(lab, ": expected ", n_, " labels");
+    for (int64_t i = 0; i < n_; ++i)
+      if (labels_[8 + i] > 9) fail(lab, ": label ", int(labels_[8 + i]), " at ", i, " > 9");
+  }
+  int64_t size() const override { return n_; }
+  const std::vector<std::string>& class_names() const override { return names_; }
+  int64_t resolution() const override { return res_; }
+  int64_t channels() const override { return ch_; }
+  bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
+    const uint8_t* src = images_.data() + 16 + index * 784;
+    label = labels_[8 + index];
+    const size_t plane = static_cast<size_t>(res_ * res_);
+    if (res_ == 32) {  // pad 2 each side with 0 (the background is black)
+      std::memset(pixels, 0, plane);
+      for (int y = 0; y < 28; ++y) std::memcpy(pixels + (y + 2) * 32 + 2, src + y * 28, 28);
+      for (int64_t c = 1; c < ch_; ++c) std::memcpy(pixels + c * plane, pixels, plane);
+      return true;
+    }
+    Image im;
+    im.width = im.height = 28;
+    im.channels = 1;
+    im.pixels.assign(src, src + 784);
+    fit_to(im, static_cast<int>(res_), static_cast<int>(ch_), pixels);
+    return true;
+  }
+
+ private:
+  int64_t res_, ch_, n_ = 0;
+  std::vector<uint8_t> images_, labels_;
+  std::vector<std::string> names_ = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                     "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+};
+
+}  // namespace
+
+std::shared_ptr<Dataset> open_fmnist(const std::string& dir, int64_t resolution,
+                                     int64_t channels) {
+  if (!std::filesystem::is_directory(dir))
+    fail("data.path '", dir, "': no such directory (expected Fashion-MNIST IDX .gz files)");
+  return std::make_shared<Fmnist>(dir, resolution, channels);
+}
+
+}  // namespace hamgan

@@ -1,0 +1,86 @@
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "gan/data/decode.h"
+#include "gan/data/sources.h"
+
+namespace fs = std::filesystem;
+
+namespace hamgan {
+
+namespace {
+
+bool is_image(const fs::path& p) {
+  std::string e = p.extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e == ".jpg" || e == ".jpeg" || e == ".png" || e == ".bmp";
+}
+
+class Folder : public Dataset {
+ public:
+  Folder(const std::string& root, int64_t resolution, int64_t channels)
+      : res_(resolution), ch_(channels) {
+    std::vector<fs::path> classes;
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory()) classes.push_back(e.path());
+    std::sort(classes.begin(), classes.end());
+    if (classes.empty())
+      fail("data.path '", root, "': no class directories (expected an ImageFolder tree)");
+    for (const auto& cdir : classes) {
+      std::vector<std::string> files;
+      for (const auto& e : fs::recursive_directory_iterator(cdir))
+        if (e.is_regular_file() && is_image(e.path())) files.push_back(e.path().string());
+      if (files.empty())
+        fail("data.path '", root, "': class directory '", cdir.filename().string(),
+             "' holds no .jpg/.jpeg/.png/.bmp files");
+      std::sort(files.begin(), files.end());
+      const auto label = static_cast<int32_t>(names_.size());
+      names_.push_back(cdir.filename().string());
+      for (auto& f : files) {
+        files_.push_back(std::move(f));
+        labels_.push_back(label);
+      }
+    }
+  }
+  int64_t size() const override { return static_cast<int64_t>(files_.size()); }
+  const std::vector<std::string>& class_names() const override { return names_; }
+  int64_t resolution() const override { return res_; }
+  int64_t channels() const override { return ch_; }
+  bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
+    label = labels_[index];
+    Image im;
+    std::string why;
+    if (!decode_image(files_[index], static_cast<int>(res_), ch_ == 1, im, why)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (warned_.insert(index).second)
+        std::cerr << "warning: skipping undecodable image " << files_[index] << ": " << why
+                  << "\n";
+      return false;
+    }
+    fit_to(im, static_cast<int>(res_), static_cast<int>(ch_), pixels);
+    return true;
+  }
+
+ private:
+  int64_t res_, ch_;
+  std::vector<std::string> names_, files_;
+  std::vector<int32_t> labels_;
+  mutable std::mutex mu_;
+  mutable std::unordered_set<int64_t> warned_;
+};
+
+}  // namespace
+
+std::shared_ptr<Dataset> open_folder(const std::string& dir, int64_t resolution,
+                                     int64_t channels) {
+  if (!fs::is_directory(dir))
+    fail("data.path '", dir, "': no such directory (expected an ImageFolder tree)");
+  return std::make_shared<Folder>(dir, resolution, channels);
+}
+
+}  // namespace hamgan

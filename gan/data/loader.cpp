@@ -1,0 +1,194 @@
+// Loader: batch g (counted from epoch 0) depends only on (seed, epoch, batch index), never on
+// which worker built it or when, so a loader restored from LoaderState continues exactly.
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "core/error.h"
+#include "gan/data/dataset.h"
+
+namespace hamgan {
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+uint64_t mix(uint64_t a, uint64_t b) { return splitmix64(a ^ splitmix64(b)); }
+
+struct Ready {
+  Batch batch;
+  int64_t skipped = 0;
+  std::exception_ptr error;
+};
+
+}  // namespace
+
+struct Loader::Impl {
+  std::shared_ptr<Dataset> data;
+  LoaderOptions opt;
+  int64_t per_epoch = 0, first = 0, image_bytes = 0;
+  float lut[256];
+
+  std::mutex mu;
+  std::condition_variable cv_ready, cv_space;
+  int64_t consumed = 0, claimed = 0, skipped = 0;
+  bool stop = false;
+  std::map<int64_t, Ready> ready;
+  std::vector<std::thread> workers;
+
+  std::mutex perm_mu;
+  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> perms;
+
+  // Fisher-Yates from (seed, epoch) with our own index draw: std::shuffle and
+  // uniform_int_distribution differ between standard libraries.
+  std::shared_ptr<const std::vector<int64_t>> permutation(int64_t epoch) {
+    std::lock_guard<std::mutex> lock(perm_mu);
+    auto it = perms.find(epoch);
+    if (it != perms.end()) return it->second;
+    auto p = std::make_shared<std::vector<int64_t>>(data->size());
+    for (int64_t i = 0; i < data->size(); ++i) (*p)[i] = i;
+    std::mt19937_64 rng(mix(opt.seed, static_cast<uint64_t>(epoch)));
+    for (int64_t i = data->size() - 1; i > 0; --i)
+      std::swap((*p)[i], (*p)[rng() % static_cast<uint64_t>(i + 1)]);
+    while (!perms.empty() && perms.begin()->first < epoch - 1) perms.erase(perms.begin());
+    perms[epoch] = p;
+    return p;
+  }
+
+  Ready build(int64_t g) {
+    Ready r;
+    const int64_t epoch = g / per_epoch, b = g % per_epoch, B = opt.batch_size;
+    const int64_t C = data->channels(), R = data->resolution(), N = data->size();
+    const auto perm = permutation(epoch);
+    r.batch.images = torch::empty({B, C, R, R}, torch::kFloat32);
+    r.batch.labels = torch::empty({B}, torch::kInt64);
+    float* out = r.batch.images.data_ptr<float>();
+    int64_t* lab = r.batch.labels.data_ptr<int64_t>();
+    std::vector<uint8_t> px(image_bytes);
+    for (int64_t j = 0; j < B; ++j) {
+      const auto pos = static_cast<uint64_t>((b * opt.world_size + opt.rank) * B + j);
+      const uint64_t key = mix(mix(opt.seed, static_cast<uint64_t>(epoch)), pos);
+      int64_t idx = (*perm)[pos];
+      int32_t label = 0;
+      // An undecodable image is replaced by a deterministic pseudo-random other one.
+      for (uint64_t attempt = 1; !data->get(idx, px.data(), label); ++attempt) {
+        ++r.skipped;
+        if (attempt > 1000) fail("loader: 1000 undecodable images in a row; is the data bad?");
+        idx = static_cast<int64_t>(mix(key, attempt) % static_cast<uint64_t>(N));
+      }
+      lab[j] = label;
+      const bool flip = opt.flip && (mix(key, 0xF11Full) & 1);
+      float* o = out + j * image_bytes;
+      for (int64_t row = 0; row < C * R; ++row) {
+        const uint8_t* s = px.data() + row * R;
+        float* d = o + row * R;
+        if (flip)
+          for (int64_t x = 0; x < R; ++x) d[x] = lut[s[R - 1 - x]];
+        else
+          for (int64_t x = 0; x < R; ++x) d[x] = lut[s[x]];
+      }
+    }
+    return r;
+  }
+
+  void work() {
+    for (;;) {
+      int64_t k;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv_space.wait(lock, [&] { return stop || claimed < consumed + opt.prefetch; });
+        if (stop) return;
+        k = claimed++;
+      }
+      Ready r;
+      try {
+        r = build(first + k);
+      } catch (...) {
+        r.error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ready.emplace(k, std::move(r));
+      cv_ready.notify_all();
+    }
+  }
+};
+
+Loader::Loader(std::shared_ptr<Dataset> data, LoaderOptions opt, LoaderState start)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  if (!data) fail("loader: no dataset");
+  if (opt.batch_size <= 0) fail("loader: batch_size ", opt.batch_size, ": expected > 0");
+  if (opt.world_size <= 0 || opt.rank < 0 || opt.rank >= opt.world_size)
+    fail("loader: rank ", opt.rank, " of world_size ", opt.world_size,
+         ": expected 0 <= rank < world_size");
+  if (opt.workers < 0 || opt.prefetch <= 0)
+    fail("loader: workers ", opt.workers, " / prefetch ", opt.prefetch,
+         ": expected workers >= 0, prefetch > 0");
+  m.data = std::move(data);
+  m.opt = opt;
+  m.per_epoch = m.data->size() / (opt.batch_size * opt.world_size);
+  if (m.per_epoch == 0)
+    fail("loader: the dataset's ", m.data->size(), " images do not fill one batch of ",
+         opt.batch_size, " on each of ", opt.world_size, " ranks");
+  if (start.epoch < 0 || start.batch_in_epoch < 0 || start.batch_in_epoch >= m.per_epoch)
+    fail("loader: start position epoch ", start.epoch, " batch ", start.batch_in_epoch,
+         ": expected batch in [0, ", m.per_epoch, ")");
+  m.first = start.epoch * m.per_epoch + start.batch_in_epoch;
+  m.image_bytes = m.data->channels() * m.data->resolution() * m.data->resolution();
+  for (int v = 0; v < 256; ++v) m.lut[v] = static_cast<float>(v) / 127.5f - 1.0f;
+  for (int64_t t = 0; t < opt.workers; ++t) m.workers.emplace_back([&m] { m.work(); });
+}
+
+Loader::~Loader() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv_space.notify_all();
+  for (auto& t : impl_->workers) t.join();
+  if (impl_->skipped > 0)
+    std::cerr << "loader: skipped " << impl_->skipped << " undecodable images in total\n";
+}
+
+Batch Loader::next() {
+  Impl& m = *impl_;
+  Ready r;
+  if (m.workers.empty()) {
+    r = m.build(m.first + m.consumed);
+    ++m.consumed;
+  } else {
+    std::unique_lock<std::mutex> lock(m.mu);
+    m.cv_ready.wait(lock, [&] { return m.ready.count(m.consumed) > 0; });
+    auto it = m.ready.find(m.consumed);
+    r = std::move(it->second);
+    m.ready.erase(it);
+    ++m.consumed;
+    m.cv_space.notify_all();
+  }
+  if (r.error) std::rethrow_exception(r.error);
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.skipped += r.skipped;
+  return std::move(r.batch);
+}
+
+LoaderState Loader::state() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const int64_t g = impl_->first + impl_->consumed;
+  return {g / impl_->per_epoch, g % impl_->per_epoch};
+}
+
+int64_t Loader::skipped() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->skipped;
+}
+
+}  // namespace hamgan

@@ -1,0 +1,165 @@
+// prepare_packed(): any source -> one packed file, multi-threaded, resumable.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "core/error.h"
+#include "gan/data/mapped_file.h"
+#include "gan/data/packed.h"
+#include "gan/data/sources.h"
+
+namespace fs = std::filesystem;
+
+namespace hamgan {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The .partial can be resumed when its header is byte-identical to the one we would write
+// (same source, shape, count, classes, chunk) and its size is right.
+bool resumable(const std::string& partial, const std::vector<uint8_t>& header, size_t total) {
+  std::error_code ec;
+  if (!fs::is_regular_file(partial, ec) || fs::file_size(partial, ec) != total) return false;
+  MappedFile m(partial, false);
+  return m.size() >= header.size() && std::memcmp(m.data(), header.data(), header.size()) == 0;
+}
+
+}  // namespace
+
+PrepareResult prepare_packed(const PrepareOptions& opt) {
+  PrepareResult res;
+  const double t0 = now_s();
+  if (opt.channels != 1 && opt.channels != 3)
+    fail("--channels ", opt.channels, ": expected 1 or 3");
+  if (opt.chunk <= 0) fail("chunk ", opt.chunk, ": expected > 0");
+  const std::string format = opt.format.empty() ? detect_format(opt.source) : opt.format;
+  DataConfig dc;
+  dc.format = format;
+  dc.path = opt.source;
+  const std::string source = format + ":" + fs::absolute(opt.source).lexically_normal().string();
+
+  if (fs::exists(opt.out)) {
+    std::shared_ptr<Dataset> done;
+    try {
+      done = open_packed(opt.out, opt.resolution, opt.channels);
+    } catch (const Error& e) {
+      fail(opt.out, " already exists and is not a valid packed file for this request (",
+           e.what(), "); remove it or choose another --out");
+    }
+    MappedFile m(opt.out, false);
+    size_t hb = 0;
+    if (decode_packed_header(m.data(), m.size(), opt.out, hb).source != source)
+      fail(opt.out, " already exists, prepared from another source; remove it or choose "
+           "another --out");
+    res.already_complete = res.finished = true;
+    res.count = done->size();
+    return res;
+  }
+
+  const auto data = open_dataset(dc, opt.resolution, opt.channels);
+  PackedHeader h;
+  h.count = data->size();
+  h.channels = opt.channels;
+  h.resolution = opt.resolution;
+  h.chunk = opt.chunk;
+  h.source = source;
+  h.class_names = data->class_names();
+  const std::vector<uint8_t> header = encode_packed_header(h);
+  const PackedLayout l = packed_layout(h, header.size());
+  res.count = h.count;
+
+  const std::string partial = opt.out + ".partial";
+  const bool resume = resumable(partial, header, l.total);
+  if (!resume && fs::exists(partial)) fs::remove(partial);
+  MappedFile m(partial, true, l.total);
+  uint8_t* base = m.data();
+  if (!resume) std::memcpy(base, header.data(), header.size());
+  auto* table = reinterpret_cast<uint64_t*>(base + l.table_off);
+
+  // Chunks already written and intact (checked against their data, so a torn write is redone).
+  std::vector<char> todo(l.chunks, 1);
+  if (resume) {
+    for (int64_t c = 0; c < l.chunks; ++c)
+      if (table[c] != 0 && table[c] == packed_chunk_checksum(base, l, c)) {
+        todo[c] = 0;
+        ++res.chunks_reused;
+      }
+    if (opt.progress)
+      std::cerr << "prepare: resuming " << partial << " (" << res.chunks_reused << "/"
+                << l.chunks << " chunks already done)\n";
+  }
+
+  const int threads = opt.threads > 0 ? opt.threads
+                                      : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<int64_t> next{0}, started{0}, written{0}, images{0};
+  std::atomic<int> finished{0};
+  const int64_t limit = opt.stop_after_chunks;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (int64_t c; (c = next++) < l.chunks;) {
+        if (!todo[c]) continue;
+        if (limit >= 0 && started++ >= limit) break;
+        const int64_t first = c * l.chunk, n = std::min(l.chunk, l.count - first);
+        for (int64_t i = first; i < first + n; ++i) {
+          uint8_t* px = base + l.pixel_off + i * l.image_bytes;
+          int32_t label = -1;
+          if (!data->get(i, px, label)) {
+            std::memset(px, 0, l.image_bytes);
+            label = -1;
+          }
+          std::memcpy(base + l.label_off + 4 * i, &label, 4);
+          ++images;
+        }
+        table[c] = packed_chunk_checksum(base, l, c);
+        ++written;
+      }
+      ++finished;
+    });
+  if (opt.progress) {
+    const int64_t total = l.count - res.chunks_reused * l.chunk;
+    while (true) {
+      const bool done = finished.load() == threads;
+      const int64_t k = images.load();
+      const double dt = now_s() - t0;
+      std::fprintf(stderr, "\rprepare: %lld/%lld images, %.0f img/s, %.0f s left   ",
+                   static_cast<long long>(k), static_cast<long long>(std::max<int64_t>(total, 0)),
+                   dt > 0 ? k / dt : 0.0, k > 0 ? dt / k * std::max<int64_t>(0, total - k) : 0.0);
+      if (done) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    std::fprintf(stderr, "\n");
+  }
+  for (auto& t : pool) t.join();
+  res.chunks_written = written.load();
+  res.seconds = now_s() - t0;
+  if (res.chunks_reused + res.chunks_written < l.chunks) {
+    m.sync();  // a simulated interruption: leave the .partial behind
+    return res;
+  }
+
+  for (int64_t i = 0; i < l.count; ++i) {
+    int32_t label;
+    std::memcpy(&label, base + l.label_off + 4 * i, 4);
+    res.skipped += label < 0;
+  }
+  h.data_checksum = hash64(table, 8 * l.chunks);
+  const std::vector<uint8_t> final_header = encode_packed_header(h);
+  std::memcpy(base, final_header.data(), final_header.size());
+  m.sync();
+  fs::rename(partial, opt.out);
+  res.finished = true;
+  res.seconds = now_s() - t0;
+  return res;
+}
+
+}  // namespace hamgan

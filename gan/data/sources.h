@@ -1,0 +1,28 @@
+// The dataset sources behind open_dataset(), one per file: fmnist.cpp, cifar10.cpp,
+// folder.cpp, packed_reader.cpp.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gan/data/dataset.h"
+
+namespace hamgan {
+
+// Debian's Fashion-MNIST (train-{images,labels}-*-ubyte.gz in `dir`): 28x28 is padded with
+// black to 32 (2 pixels each side), resized (antialiased bilinear) to other resolutions.
+std::shared_ptr<Dataset> open_fmnist(const std::string& dir, int64_t resolution,
+                                     int64_t channels);
+// CIFAR-10 binary batches data_batch_*.bin in `dir` (or dir/cifar-10-batches-bin).
+std::shared_ptr<Dataset> open_cifar10(const std::string& dir, int64_t resolution,
+                                      int64_t channels);
+// ImageFolder: one directory per class (sorted by name), JPEG/PNG/BMP files.
+std::shared_ptr<Dataset> open_folder(const std::string& dir, int64_t resolution,
+                                     int64_t channels);
+// A file written by `hamgan prepare`; its resolution and channels must match.
+std::shared_ptr<Dataset> open_packed(const std::string& file, int64_t resolution,
+                                     int64_t channels);
+
+// "fmnist", "cifar10", "packed" or "folder" from what is at `path`; error if nothing is.
+std::string detect_format(const std::string& path);
+
+}  // namespace hamgan

@@ -1,0 +1,424 @@
+// gan/data against the Python oracle (gzip+numpy for Fashion-MNIST, PIL for crop/resize of
+// PNG/JPEG/BMP files it wrote), the packed file's round trip/validation/resume, and the
+// loader's determinism, restore and sharding.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "gan/data/dataset.h"
+#include "gan/data/decode.h"
+#include "gan/data/packed.h"
+#include "gan/data/sources.h"
+#include "support/oracle.h"
+
+namespace fs = std::filesystem;
+using namespace hamgan;
+using hamgan::test::get;
+using hamgan::test::oracle_path;
+
+namespace {
+
+const TensorMap& ref() {
+  static const TensorMap m = hamgan::test::load_tensors(oracle_path("data.pt"));
+  return m;
+}
+
+torch::Tensor image(const Dataset& d, int64_t i, int32_t& label, bool& ok) {
+  auto t = torch::zeros({d.channels(), d.resolution(), d.resolution()}, torch::kUInt8);
+  ok = d.get(i, t.data_ptr<uint8_t>(), label);
+  return t;
+}
+
+std::string scratch(const std::string& name) {
+  const fs::path p = fs::path(std::getenv("HAMGAN_BINARY_DIR")) / "scratch_data" / name;
+  fs::create_directories(p.parent_path());
+  fs::remove(p);
+  fs::remove(p.string() + ".partial");
+  return p.string();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Image i is a constant plane of value i % 251 plus a marker pixel; label = i.
+class IdDataset : public Dataset {
+ public:
+  explicit IdDataset(int64_t n) : n_(n), names_(n, "c") {}
+  int64_t size() const override { return n_; }
+  const std::vector<std::string>& class_names() const override { return names_; }
+  int64_t resolution() const override { return 4; }
+  int64_t channels() const override { return 1; }
+  bool get(int64_t i, uint8_t* px, int32_t& label) const override {
+    for (int k = 0; k < 16; ++k) px[k] = static_cast<uint8_t>(i % 251);
+    px[0] = 255;  // top-left: shows whether the image was flipped
+    label = static_cast<int32_t>(i);
+    return true;
+  }
+
+ private:
+  int64_t n_;
+  std::vector<std::string> names_;
+};
+
+std::vector<Batch> take(std::shared_ptr<Dataset> d, LoaderOptions o, int64_t n,
+                        LoaderState s = {}) {
+  Loader l(d, o, s);
+  std::vector<Batch> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(l.next());
+  return out;
+}
+
+void expect_same(const std::vector<Batch>& a, const std::vector<Batch>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i].images, b[i].images)) << "batch " << i;
+    EXPECT_TRUE(torch::equal(a[i].labels, b[i].labels)) << "batch " << i;
+  }
+}
+
+}  // namespace
+
+// Tolerance 0: padding is exact, and our resize reproduces Pillow's fixed-point algorithm.
+TEST(Fmnist, MatchesGzipNumpyAndPadding) {
+  DataConfig dc;
+  auto d1 = open_dataset(dc, 32, 1);
+  auto d3 = open_dataset(dc, 32, 3);
+  EXPECT_EQ(d1->size(), 60000);
+  EXPECT_EQ(d1->num_classes(), 10);
+  const auto pad = get(ref(), "fmnist.pad32"), labels = get(ref(), "fmnist.labels");
+  for (int64_t i = 0; i < 16; ++i) {
+    int32_t label;
+    bool ok;
+    auto a = image(*d1, i, label, ok);
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(label, labels[i].item<int64_t>());
+    EXPECT_TRUE(torch::equal(a[0], pad[i])) << "image " << i;
+    auto b = image(*d3, i, label, ok);
+    for (int c = 0; c < 3; ++c) EXPECT_TRUE(torch::equal(b[c], pad[i])) << "image " << i;
+  }
+  auto d64 = open_dataset(dc, 64, 1);
+  const auto r64 = get(ref(), "fmnist.r64");
+  for (int64_t i = 0; i < 4; ++i) {
+    int32_t label;
+    bool ok;
+    EXPECT_TRUE(torch::equal(image(*d64, i, label, ok), r64[i])) << "image " << i;
+  }
+}
+
+// libjpeg (with DCT scaling for the 400x300 JPEG), stb for PNG/BMP: tolerance 0 against PIL,
+// which decodes through the same libjpeg-turbo and whose resize we reproduce bit for bit.
+TEST(Folder, MatchesPILAndSkipsBadFiles) {
+  set_jpeg_decoder(JpegDecoder::libjpeg);
+  DataConfig dc;
+  dc.format = "folder";
+  dc.path = oracle_path("tree");
+  const auto valid = get(ref(), "folder.valid"), labels = get(ref(), "folder.labels");
+  for (int64_t C : {3, 1}) {
+    auto d = open_dataset(dc, 16, C);
+    ASSERT_EQ(d->size(), valid.size(0));
+    EXPECT_EQ(d->class_names(), (std::vector<std::string>{"a_cats", "b_dogs", "c_birds"}));
+    const auto r = get(ref(), C == 3 ? "folder.rgb" : "folder.gray");
+    for (int64_t i = 0; i < d->size(); ++i) {
+      int32_t label;
+      bool ok;
+      auto a = image(*d, i, label, ok);
+      EXPECT_EQ(ok, valid[i].item<int64_t>() == 1) << "file " << i;
+      if (!ok) continue;
+      EXPECT_EQ(label, labels[i].item<int64_t>());
+      EXPECT_TRUE(hamgan::test::close(a.to(torch::kInt), r[i].to(torch::kInt), 0, 0))
+          << "file " << i << " C=" << C;
+    }
+  }
+}
+
+// stb_image's JPEG decoder has its own IDCT and chroma upsampling: it is not bit-identical to
+// libjpeg, so JPEGs are compared with max |diff| <= 12 and mean |diff| <= 2 (of 255).
+TEST(Folder, StbJpegDecoderIsClose) {
+  set_jpeg_decoder(JpegDecoder::stb);
+  DataConfig dc;
+  dc.format = "folder";
+  dc.path = oracle_path("tree");
+  auto d = open_dataset(dc, 16, 3);
+  const auto valid = get(ref(), "folder.valid"), r = get(ref(), "folder.rgb");
+  for (int64_t i : {2, 5}) {  // the two small JPEGs (no DCT scaling in PIL's reference)
+    ASSERT_EQ(valid[i].item<int64_t>(), 1);
+    int32_t label;
+    bool ok;
+    auto a = image(*d, i, label, ok).to(torch::kFloat);
+    ASSERT_TRUE(ok);
+    const auto diff = (a - r[i].to(torch::kFloat)).abs();
+    EXPECT_LE(diff.max().item<float>(), 12.f) << "file " << i;
+    EXPECT_LE(diff.mean().item<float>(), 2.f) << "file " << i;
+  }
+  set_jpeg_decoder(JpegDecoder::libjpeg);
+}
+
+TEST(Folder, ErrorsAtStart) {
+  DataConfig dc;
+  dc.format = "folder";
+  dc.path = oracle_path("tree_empty");
+  const std::string e = error_of([&] { open_dataset(dc, 16, 3); });
+  EXPECT_NE(e.find("b_empty"), std::string::npos) << e;
+  EXPECT_NE(e.find("no .jpg"), std::string::npos) << e;
+  dc.path = oracle_path("no_such_dir");
+  EXPECT_NE(error_of([&] { open_dataset(dc, 16, 3); }).find("no such directory"),
+            std::string::npos);
+  dc.format = "fmnist";
+  EXPECT_NE(error_of([&] { open_dataset(dc, 16, 3); }).find("no_such_dir"), std::string::npos);
+}
+
+TEST(Folder, LoaderCountsSkipped) {
+  DataConfig dc;
+  dc.format = "folder";
+  dc.path = oracle_path("tree");
+  auto d = open_dataset(dc, 16, 3);
+  LoaderOptions o;
+  o.batch_size = d->size();  // one batch holds every file, so both bad ones are met
+  o.workers = 1;
+  Loader l(d, o);
+  const Batch b = l.next();
+  EXPECT_GE(l.skipped(), 2);
+  EXPECT_EQ(b.images.size(0), d->size());
+}
+
+TEST(Cifar10, MatchesRecords) {
+  DataConfig dc;
+  dc.format = "cifar10";
+  dc.path = oracle_path("cifar");
+  EXPECT_EQ(detect_format(dc.path), "cifar10");
+  auto d32 = open_dataset(dc, 32, 3);
+  auto d16 = open_dataset(dc, 16, 3);
+  ASSERT_EQ(d32->size(), 30);
+  const auto px = get(ref(), "cifar.images"), r16 = get(ref(), "cifar.r16"),
+             labels = get(ref(), "cifar.labels");
+  for (int64_t i = 0; i < 30; ++i) {
+    int32_t label;
+    bool ok;
+    EXPECT_TRUE(torch::equal(image(*d32, i, label, ok), px[i])) << i;
+    EXPECT_EQ(label, labels[i].item<int64_t>());
+    EXPECT_TRUE(torch::equal(image(*d16, i, label, ok), r16[i])) << i;
+  }
+}
+
+TEST(Packed, RoundTripAndRerun) {
+  const std::string out = scratch("cifar16.pack");
+  PrepareOptions po;
+  po.source = oracle_path("cifar");
+  po.out = out;
+  po.resolution = 16;
+  po.channels = 3;
+  po.chunk = 4;
+  po.threads = 3;
+  po.progress = false;
+  auto r = prepare_packed(po);
+  EXPECT_TRUE(r.finished);
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  DataConfig dc;
+  dc.format = "cifar10";
+  dc.path = po.source;
+  auto src = open_dataset(dc, 16, 3);
+  dc.format = "packed";
+  dc.path = out;
+  auto pk = open_dataset(dc, 16, 3);
+  ASSERT_EQ(pk->size(), src->size());
+  EXPECT_EQ(pk->class_names(), src->class_names());
+  for (int64_t i = 0; i < src->size(); ++i) {
+    int32_t la, lb;
+    bool oa, ob;
+    EXPECT_TRUE(torch::equal(image(*pk, i, la, oa), image(*src, i, lb, ob))) << i;
+    EXPECT_EQ(la, lb);
+  }
+  EXPECT_NE(error_of([&] { open_dataset(dc, 32, 3); }).find("config asks for"),
+            std::string::npos);
+  r = prepare_packed(po);
+  EXPECT_TRUE(r.already_complete);
+}
+
+TEST(Packed, FolderWithBadFiles) {
+  PrepareOptions po;
+  po.source = oracle_path("tree");
+  po.out = scratch("tree.pack");
+  po.resolution = 16;
+  po.channels = 1;
+  po.progress = false;
+  auto r = prepare_packed(po);
+  EXPECT_EQ(r.skipped, 2);
+  auto pk = open_packed(po.out, 16, 1);
+  const auto valid = get(ref(), "folder.valid"), gray = get(ref(), "folder.gray");
+  for (int64_t i = 0; i < pk->size(); ++i) {
+    int32_t label;
+    bool ok;
+    auto a = image(*pk, i, label, ok);
+    EXPECT_EQ(ok, valid[i].item<int64_t>() == 1);
+    if (ok) {
+      EXPECT_TRUE(torch::equal(a, gray[i])) << i;
+    }
+  }
+}
+
+TEST(Packed, CorruptionIsNamed) {
+  PrepareOptions po;
+  po.source = oracle_path("cifar");
+  po.out = scratch("good.pack");
+  po.resolution = 8;
+  po.chunk = 4;
+  po.progress = false;
+  prepare_packed(po);
+  auto corrupt = [&](const std::string& name, const std::function<void(std::fstream&)>& f) {
+    const std::string bad = scratch(name);
+    fs::copy_file(po.out, bad);
+    {
+      std::fstream s(bad, std::ios::in | std::ios::out | std::ios::binary);
+      f(s);
+    }
+    return error_of([&] { open_packed(bad, 8, 3); });
+  };
+  auto poke = [](size_t off, char v) {
+    return [=](std::fstream& s) {
+      s.seekp(static_cast<std::streamoff>(off));
+      s.put(v);
+    };
+  };
+  std::string e = corrupt("magic.pack", poke(0, 'X'));
+  EXPECT_NE(e.find("magic.pack"), std::string::npos) << e;
+  EXPECT_NE(e.find("wrong magic"), std::string::npos) << e;
+  e = corrupt("version.pack", poke(8, 7));
+  EXPECT_NE(e.find("version 7"), std::string::npos) << e;
+  e = corrupt("header.pack", poke(60, 'Z'));  // inside the source string
+  EXPECT_NE(e.find("header checksum"), std::string::npos) << e;
+  e = corrupt("pixel.pack", poke(4096 + 5 * 192 + 3, 0x5a));  // image 5 of chunk 1
+  EXPECT_NE(e.find("pixel.pack"), std::string::npos) << e;
+  EXPECT_NE(e.find("checksum mismatch in images 4..7"), std::string::npos) << e;
+  const std::string trunc = scratch("size.pack");
+  fs::copy_file(po.out, trunc);
+  fs::resize_file(trunc, fs::file_size(trunc) - 1);
+  e = error_of([&] { open_packed(trunc, 8, 3); });
+  EXPECT_NE(e.find("size.pack"), std::string::npos) << e;
+  EXPECT_NE(e.find("wrong size"), std::string::npos) << e;
+}
+
+TEST(Packed, ResumesPartial) {
+  PrepareOptions po;
+  po.source = oracle_path("cifar");
+  po.out = scratch("resume.pack");
+  po.resolution = 16;
+  po.chunk = 4;  // 30 images: 8 chunks
+  po.threads = 1;
+  po.progress = false;
+  po.stop_after_chunks = 3;
+  auto r = prepare_packed(po);
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.chunks_written, 3);
+  EXPECT_TRUE(fs::exists(po.out + ".partial"));
+  EXPECT_FALSE(fs::exists(po.out));
+  {  // a torn write: chunk 1's data no longer matches its table entry, so it is redone
+    std::fstream s(po.out + ".partial", std::ios::in | std::ios::out | std::ios::binary);
+    s.seekp(4096 + 4 * 768 + 10);
+    s.put(0x11);
+  }
+  po.stop_after_chunks = -1;
+  r = prepare_packed(po);
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.chunks_reused, 2);
+  EXPECT_EQ(r.chunks_written, 6);
+  PrepareOptions full = po;
+  full.out = scratch("noresume.pack");
+  prepare_packed(full);
+  std::ifstream a(po.out, std::ios::binary), b(full.out, std::ios::binary);
+  std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_TRUE(sa == sb) << "a resumed file differs from one written in one go";
+}
+
+TEST(Loader, DeterministicAcrossRunsAndWorkers) {
+  auto d = std::make_shared<IdDataset>(103);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.seed = 42;
+  o.workers = 0;
+  const auto ref_run = take(d, o, 30);  // 12 batches per epoch: crosses two epoch ends
+  for (int64_t w : {1, 3}) {
+    o.workers = w;
+    o.prefetch = w == 3 ? 2 : 5;
+    expect_same(take(d, o, 30), ref_run);
+  }
+  o.seed = 43;
+  EXPECT_FALSE(torch::equal(take(d, o, 1)[0].labels, ref_run[0].labels));
+}
+
+TEST(Loader, RestoreContinuesExactly) {
+  auto d = std::make_shared<IdDataset>(103);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.seed = 7;
+  o.workers = 2;
+  const auto all = take(d, o, 40);
+  Loader l(d, o);
+  for (int i = 0; i < 17; ++i) l.next();
+  const LoaderState s = l.state();
+  EXPECT_EQ(s.epoch, 1);
+  EXPECT_EQ(s.batch_in_epoch, 5);
+  const auto rest = take(d, o, 23, s);
+  expect_same(rest, std::vector<Batch>(all.begin() + 17, all.end()));
+}
+
+TEST(Loader, ShardsAreDisjointAndCover) {
+  auto d = std::make_shared<IdDataset>(103);
+  LoaderOptions o;
+  o.batch_size = 5;
+  o.world_size = 2;
+  o.seed = 3;
+  std::set<int64_t> seen;
+  int64_t total = 0;
+  for (int64_t rank : {0, 1}) {
+    o.rank = rank;
+    Loader l(d, o);
+    for (int b = 0; b < 10; ++b) {  // 103 / (5 * 2) = 10 batches per epoch per rank
+      const Batch x = l.next();
+      for (int64_t j = 0; j < 5; ++j) seen.insert(x.labels[j].item<int64_t>());
+      total += 5;
+    }
+    EXPECT_EQ(l.state().epoch, 1);
+    EXPECT_EQ(l.state().batch_in_epoch, 0);
+  }
+  EXPECT_EQ(total, 100);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), 100);  // disjoint: no index twice
+}
+
+TEST(Loader, ValuesFlipsAndDropLast) {
+  auto d = std::make_shared<IdDataset>(50);
+  LoaderOptions o;
+  o.batch_size = 16;  // 50 = 3 x 16 + 2 dropped
+  o.workers = 2;
+  Loader l(d, o);
+  int64_t flipped = 0, n = 0;
+  for (int b = 0; b < 6; ++b) {
+    const Batch x = l.next();
+    ASSERT_EQ(x.images.sizes(), (std::vector<int64_t>{16, 1, 4, 4}));
+    EXPECT_EQ(x.labels.dtype(), torch::kInt64);
+    EXPECT_GE(x.images.min().item<float>(), -1.f);
+    EXPECT_LE(x.images.max().item<float>(), 1.f);
+    for (int64_t j = 0; j < 16; ++j) {
+      const int64_t i = x.labels[j].item<int64_t>();
+      const float v = static_cast<float>(i % 251) / 127.5f - 1.f;
+      EXPECT_FLOAT_EQ(x.images[j][0][1][1].item<float>(), v);
+      const bool left = x.images[j][0][0][0].item<float>() == 1.f;
+      const bool right = x.images[j][0][0][3].item<float>() == 1.f;
+      EXPECT_NE(left, right);
+      flipped += right;
+      ++n;
+    }
+  }
+  EXPECT_EQ(l.state().epoch, 2);
+  EXPECT_GT(flipped, n / 4);
+  EXPECT_LT(flipped, 3 * n / 4);
+}
