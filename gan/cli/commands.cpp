@@ -9,6 +9,8 @@ namespace hamgan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
+      {"train", "train (or resume) a GAN into --out DIR", train},
+      {"bench", "benchmarks: bench train | bench context", bench},
   };
   return all;
 }
