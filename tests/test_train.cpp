@@ -182,11 +182,23 @@ TEST(Checkpoint, FailedWriteLeavesPreviousIntact) {
   // ... and a half-written temporary of a crashed save is not a checkpoint either.
   std::ofstream(checkpoint_path(dir, 3) + ".tmp") << "PK half a zip";
   ASSERT_EQ(list_checkpoints(dir).size(), 1u);
+  fs::remove_all(checkpoint_path(dir, 2) + ".tmp");
   std::ostringstream warn;
   auto c = load_latest_checkpoint(dir, warn);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->iteration, 1);
   EXPECT_EQ(warn.str(), "");
+}
+
+TEST(Checkpoint, PruneKeepsNewestAndBest) {
+  const std::string dir = fresh_dir("prune");
+  run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=3"), dir);
+  const std::string ck = dir + "/checkpoints";
+  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 3), checkpoint_path(ck, 2)}));
+  EXPECT_EQ(mark_best(checkpoint_path(ck, 2)), checkpoint_path(ck, 2, true));
+  run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=5"), dir);
+  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 5), checkpoint_path(ck, 4),
+                                                            checkpoint_path(ck, 2, true)}));
 }
 
 TEST(Checkpoint, CorruptNewestFallsBackToPrevious) {

@@ -204,6 +204,18 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return out;
 }
 
+std::string mark_best(const std::string& path) {
+  const std::string suffix = ".pt";
+  if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+      path.find(".best.pt") != std::string::npos)
+    fail(path, ": expected a checkpoint named ckpt_<iteration>.pt to mark as best");
+  const std::string best = path.substr(0, path.size() - suffix.size()) + ".best.pt";
+  std::error_code ec;
+  fs::rename(path, best, ec);
+  if (ec) fail(path, ": cannot rename to ", best, ": ", ec.message());
+  return best;
+}
+
 void prune_checkpoints(const std::string& dir, int64_t keep) {
   int64_t kept = 0;
   for (const auto& e : entries(dir)) {

@@ -58,6 +58,8 @@ Generator load_generator(const CheckpointData& c, bool ema, torch::Device device
 std::string checkpoint_path(const std::string& dir, int64_t iteration, bool best = false);
 // Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored.
 std::vector<std::string> list_checkpoints(const std::string& dir);
+// Renames ckpt_N.pt to ckpt_N.best.pt (never pruned); returns the new path.
+std::string mark_best(const std::string& path);
 // Deletes all but the newest `keep` checkpoints that are not marked best.
 void prune_checkpoints(const std::string& dir, int64_t keep);
 // The newest checkpoint that loads; each damaged newer one is reported on `warn` and skipped.
