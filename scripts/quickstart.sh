@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, then train a 32x32 class-conditional GAN on the embedded
-# Fashion-MNIST for a bounded time (default 10 minutes, sized for a 2-core machine).
+# Fashion-MNIST for a bounded time (default 10 minutes, sized for a 2-core machine: the
+# SAGAN config runs a few seconds per iteration there, so grids come every 50 iterations).
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 #   MINUTES (default 10), OUT (default runs/quickstart), BUILD_DIR (default build).
 # Running it again resumes from the newest checkpoint in OUT for another MINUTES.
@@ -21,7 +22,7 @@ echo "quickstart: training $config for about $minutes minutes (plus setup and bu
 scripts/setup.sh
 "$build/hamgan" train --config "$config" --out "$out" \
   train.time_limit_minutes="$minutes" train.iterations=1000000 \
-  train.log_every=20 train.sample_every=200 train.checkpoint_every=500 \
+  train.log_every=5 train.sample_every=50 train.checkpoint_every=100 \
   train.ema_start=500 train.ema_decay=0.999 "$@"  # a 10-minute run: a shorter EMA horizon
 
 echo
