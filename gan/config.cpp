@@ -82,6 +82,22 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.n_dis = t.integer("n_dis", 1, 1, 100);
   cfg.train.loss = t.choice("loss", "hinge", {"hinge", "nonsaturating"});
   cfg.train.seed = t.integer("seed", 0, 0);
+  cfg.train.adam_eps = t.real("adam_eps", 1e-8, 0.0, 1.0);
+  cfg.train.accumulate = t.integer("accumulate", 1, 1, 1 << 20);
+  if (cfg.train.batch_size % cfg.train.accumulate != 0)
+    t.fail_key("accumulate", "expected a divisor of batch_size (" +
+                                 std::to_string(cfg.train.batch_size) + "), got " +
+                                 std::to_string(cfg.train.accumulate));
+  cfg.train.ema = t.boolean("ema", true);
+  cfg.train.ema_decay = t.real("ema_decay", 0.9999, 0.0, 1.0);
+  cfg.train.ema_start = t.integer("ema_start", 1000, 0);
+  cfg.train.amp = t.boolean("amp", true);
+  cfg.train.device = t.choice("device", "auto", {"cpu", "cuda", "auto"});
+  cfg.train.log_every = t.integer("log_every", 50, 1);
+  cfg.train.sample_every = t.integer("sample_every", 1000, 0);
+  cfg.train.checkpoint_every = t.integer("checkpoint_every", 1000, 0);
+  cfg.train.keep_checkpoints = t.integer("keep_checkpoints", 3, 1);
+  cfg.train.time_limit_minutes = t.real("time_limit_minutes", 0.0, 0.0);
   t.finish();
 
   ConfigNode dt = top.child("data");

@@ -39,6 +39,18 @@ struct TrainConfig {
   int64_t n_dis = 1;
   std::string loss = "hinge";
   int64_t seed = 0;
+  double adam_eps = 1e-8;
+  int64_t accumulate = 1;          // micro-batches per step; each has batch_size / accumulate
+  bool ema = true;                 // exponential moving average of G (BigGAN)
+  double ema_decay = 0.9999;
+  int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
+  bool amp = true;                 // bf16 autocast, on CUDA only (CPU stays fp32)
+  std::string device = "auto";     // cpu | cuda | auto
+  int64_t log_every = 50;
+  int64_t sample_every = 1000;
+  int64_t checkpoint_every = 1000;
+  int64_t keep_checkpoints = 3;    // newest K kept, plus any marked best
+  double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
 };
 
 struct DataConfig {

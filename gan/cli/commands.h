@@ -27,5 +27,9 @@ void set_threads(const cxxopts::ParseResult& r);
 int info(int argc, char** argv);
 int bench(int argc, char** argv);  // bench_context.cpp
 int prepare(int argc, char** argv);
+int train(int argc, char** argv);
+int bench(int argc, char** argv);  // dispatches to the bench_* sub-benchmarks
+int bench_train(int argc, char** argv);
+int bench_context(int argc, char** argv);
 
 }  // namespace hamgan::cli

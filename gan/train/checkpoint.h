@@ -1,0 +1,69 @@
+// Training checkpoints: one zip archive (torch::serialize) per save holding G, D, EMA G,
+// both Adam states, the iteration, RNG states, the loader position and the resolved
+// config as YAML text, plus a format version. Files are written to a temporary name,
+// fsync'ed and renamed, so a crash mid-write never leaves a broken checkpoint.
+// Layout: <dir>/ckpt_<iteration, 9 digits>.pt, or .best.pt for ones marked best.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gan/config.h"
+#include "gan/data/dataset.h"
+#include "gan/models/generator.h"
+
+namespace hamgan {
+
+constexpr int64_t kCheckpointVersion = 1;
+
+struct CheckpointWrite {
+  int64_t iteration = 0;
+  std::string config_yaml;
+  torch::nn::Module* g = nullptr;
+  torch::nn::Module* d = nullptr;
+  torch::nn::Module* g_ema = nullptr;  // null when EMA is off
+  torch::optim::Optimizer* opt_g = nullptr;
+  torch::optim::Optimizer* opt_d = nullptr;
+  LoaderState loader;
+  std::vector<std::pair<std::string, torch::Tensor>> rng;  // name -> generator state
+};
+
+struct CheckpointData {
+  std::string path;
+  int64_t version = 0, iteration = 0;
+  std::string config_yaml;
+  Config config;  // parsed from config_yaml
+  bool has_ema = false;
+  LoaderState loader;
+  std::shared_ptr<torch::serialize::InputArchive> archive;
+
+  // Loads "g", "d", "g_ema", "opt_g" or "opt_d" into a module / optimizer built like the
+  // one saved. Errors name the file and the part.
+  void load_module(const std::string& part, torch::nn::Module& m) const;
+  void load_optimizer(const std::string& part, torch::optim::Optimizer& opt) const;
+  torch::Tensor rng_state(const std::string& name) const;
+};
+
+// Atomic: <path>.tmp, fsync, rename, fsync of the directory.
+void save_checkpoint(const std::string& path, const CheckpointWrite& c);
+// Reads and validates the whole file (tensors land on `device`). Any damage: hamgan::Error.
+CheckpointData load_checkpoint(const std::string& path, torch::Device device = torch::kCPU);
+// G (or EMA G when `ema` and the checkpoint has one) rebuilt from the stored config, eval mode.
+Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU);
+
+std::string checkpoint_path(const std::string& dir, int64_t iteration, bool best = false);
+// Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored.
+std::vector<std::string> list_checkpoints(const std::string& dir);
+// Renames ckpt_N.pt to ckpt_N.best.pt (never pruned); returns the new path.
+std::string mark_best(const std::string& path);
+// Deletes all but the newest `keep` checkpoints that are not marked best.
+void prune_checkpoints(const std::string& dir, int64_t keep);
+// The newest checkpoint that loads; each damaged newer one is reported on `warn` and skipped.
+std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
+                                                     torch::Device device = torch::kCPU);
+
+}  // namespace hamgan

@@ -1,0 +1,15 @@
+// PNG output (stb_image_write) and the sample grid of the trainer.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+
+namespace hamgan {
+
+// `image`: H x W x C uint8 (C = 1, 3 or 4) on the CPU. Errors name the file.
+void write_png(const std::string& path, const torch::Tensor& image);
+
+// B x C x R x R images in [-1, 1] tiled `cols` per row with a 2-pixel border -> H x W x C uint8.
+torch::Tensor image_grid(const torch::Tensor& images, int64_t cols);
+
+}  // namespace hamgan

@@ -1,0 +1,98 @@
+// The GAN training loop (SAGAN/BigGAN recipe): per iteration n_dis D steps, one G step,
+// then the EMA of G. Each step may accumulate gradients over micro-batches. Adam with
+// TTUR learning rates; hinge or non-saturating loss; bf16 autocast on CUDA when enabled.
+#pragma once
+#include <torch/torch.h>
+
+#include <array>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gan/config.h"
+#include "gan/models/discriminator.h"
+#include "gan/models/generator.h"
+#include "gan/train/batch_source.h"
+#include "gan/train/checkpoint.h"
+#include "gan/train/ema.h"
+#include "gan/train/losses.h"
+
+namespace hamgan {
+
+// cpu | cuda | auto -> a device; cuda without a GPU is an error.
+torch::Device resolve_device(const std::string& name);
+
+// Per-iteration statistics, in this order.
+enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kNumStats };
+using IterStats = std::array<float, kNumStats>;
+
+class Trainer {
+ public:
+  Trainer(const Config& cfg, torch::Device device);
+
+  // Models, optimizers, RNG and iteration from a checkpoint of the same model config.
+  void restore(const CheckpointData& c);
+  // One iteration; never waits for the device (losses stay on it, see stats()).
+  void step(BatchSource& real);
+  void save(const std::string& path, const LoaderState& loader);
+  // Images from the EMA G when enabled, else G; eval mode, no grad, nothing changes state.
+  torch::Tensor sample(const torch::Tensor& z, const torch::Tensor& y);
+
+  int64_t iteration() const { return iteration_; }
+  int64_t micro_batch() const { return cfg_.train.batch_size / cfg_.train.accumulate; }
+  torch::Tensor stats() const { return stats_; }  // kNumStats floats on the device
+  const Config& config() const { return cfg_; }
+  torch::Device device() const { return device_; }
+  bool amp() const { return amp_; }
+  Generator& g() { return g_; }
+  Discriminator& d() { return d_; }
+  Generator* g_ema() { return ema_ ? &g_ema_ : nullptr; }
+
+ private:
+  std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
+
+  Config cfg_;
+  torch::Device device_;
+  bool amp_;
+  GanLoss loss_;
+  Generator g_{nullptr}, g_ema_{nullptr};
+  Discriminator d_{nullptr};
+  std::unique_ptr<torch::optim::Adam> opt_g_, opt_d_;
+  std::unique_ptr<Ema> ema_;
+  at::Generator rng_;  // z and fake labels; its state is checkpointed
+  int64_t iteration_ = 0;
+  torch::Tensor stats_;
+};
+
+enum class TrainOutcome { Finished, Interrupted, TimeLimit };
+
+struct TrainOptions {
+  std::string out_dir;            // checkpoints/, samples/, metrics.jsonl
+  bool handle_signals = true;     // SIGINT/SIGTERM: finish the step, checkpoint, stop
+  bool record_history = false;    // keep every iteration's IterStats (tests)
+  std::ostream* out = nullptr;    // progress and messages; null: std::cout
+  std::function<void(Trainer&)> after_step;  // tests: runs after every iteration
+};
+
+struct TrainResult {
+  TrainOutcome outcome = TrainOutcome::Finished;
+  int64_t iteration = 0;
+  std::vector<IterStats> history;  // iterations of this call, when recorded
+};
+
+// Makes the real-image source for micro-batches of `batch_size`, positioned at `start`.
+using SourceFactory =
+    std::function<std::unique_ptr<BatchSource>(int64_t batch_size, LoaderState start)>;
+
+// Trains to cfg.train.iterations, resuming from the newest valid checkpoint in
+// out_dir/checkpoints. A model-changing config on resume, or a NaN/Inf loss: hamgan::Error
+// (the last good checkpoint is kept).
+TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
+
+// Fails naming the first differing section when model/generator/discriminator differ.
+void check_resume_compatible(const Config& stored, const Config& now, const std::string& what);
+
+}  // namespace hamgan
