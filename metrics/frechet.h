@@ -2,7 +2,7 @@
 //   ||mu1 - mu2||^2 + tr S1 + tr S2 - 2 tr (S1^1/2 S2 S1^1/2)^1/2
 // The last trace is sum_i sqrt(max(lambda_i, 0)) over the eigenvalues of the symmetric PSD matrix
 // S1^1/2 S2 S1^1/2 (same spectrum as S1 S2), so it needs no complex sqrtm, no eps retry, and is
-// exact for singular S (N < d).
+// exact for singular S (N < d). Eigenvalues at rounding level (< d eps lambda_max) count as 0.
 #pragma once
 #include <torch/torch.h>
 

@@ -27,6 +27,11 @@ struct BasicConv2dImpl : torch::nn::Module {
 };
 TORCH_MODULE(BasicConv2d);
 
+BasicConv2d conv(int64_t in, int64_t out, torch::ExpandingArray<2> k, torch::ExpandingArray<2> stride = 1,
+                 torch::ExpandingArray<2> pad = 0) {
+  return BasicConv2d(std::make_shared<BasicConv2dImpl>(in, out, k, stride, pad));
+}
+
 torch::Tensor avg3_nopad(const torch::Tensor& x) {  // pytorch-fid: count_include_pad = False
   return F::avg_pool2d(x, F::AvgPool2dFuncOptions(3).stride(1).padding(1).count_include_pad(false));
 }
@@ -34,8 +39,8 @@ torch::Tensor avg3_nopad(const torch::Tensor& x) {  // pytorch-fid: count_includ
 struct BlockA : torch::nn::Module {  // FIDInceptionA
   BasicConv2d b1, b5_1, b5_2, bd_1, bd_2, bd_3, bp;
   BlockA(int64_t in, int64_t pool)
-      : b1(in, 64, 1), b5_1(in, 48, 1), b5_2(48, 64, 5, 1, 2), bd_1(in, 64, 1), bd_2(64, 96, 3, 1, 1),
-        bd_3(96, 96, 3, 1, 1), bp(in, pool, 1) {
+      : b1(conv(in, 64, 1)), b5_1(conv(in, 48, 1)), b5_2(conv(48, 64, 5, 1, 2)), bd_1(conv(in, 64, 1)), bd_2(conv(64, 96, 3, 1, 1)),
+        bd_3(conv(96, 96, 3, 1, 1)), bp(conv(in, pool, 1)) {
     register_module("branch1x1", b1), register_module("branch5x5_1", b5_1), register_module("branch5x5_2", b5_2);
     register_module("branch3x3dbl_1", bd_1), register_module("branch3x3dbl_2", bd_2);
     register_module("branch3x3dbl_3", bd_3), register_module("branch_pool", bp);
@@ -48,7 +53,7 @@ struct BlockA : torch::nn::Module {  // FIDInceptionA
 struct BlockB : torch::nn::Module {  // InceptionB (unchanged)
   BasicConv2d b3, bd_1, bd_2, bd_3;
   explicit BlockB(int64_t in)
-      : b3(in, 384, 3, 2), bd_1(in, 64, 1), bd_2(64, 96, 3, 1, 1), bd_3(96, 96, 3, 2) {
+      : b3(conv(in, 384, 3, 2)), bd_1(conv(in, 64, 1)), bd_2(conv(64, 96, 3, 1, 1)), bd_3(conv(96, 96, 3, 2)) {
     register_module("branch3x3", b3), register_module("branch3x3dbl_1", bd_1);
     register_module("branch3x3dbl_2", bd_2), register_module("branch3x3dbl_3", bd_3);
   }
@@ -60,9 +65,9 @@ struct BlockB : torch::nn::Module {  // InceptionB (unchanged)
 struct BlockC : torch::nn::Module {  // FIDInceptionC
   BasicConv2d b1, b7_1, b7_2, b7_3, bd_1, bd_2, bd_3, bd_4, bd_5, bp;
   BlockC(int64_t in, int64_t c7)
-      : b1(in, 192, 1), b7_1(in, c7, 1), b7_2(c7, c7, {1, 7}, 1, {0, 3}), b7_3(c7, 192, {7, 1}, 1, {3, 0}),
-        bd_1(in, c7, 1), bd_2(c7, c7, {7, 1}, 1, {3, 0}), bd_3(c7, c7, {1, 7}, 1, {0, 3}),
-        bd_4(c7, c7, {7, 1}, 1, {3, 0}), bd_5(c7, 192, {1, 7}, 1, {0, 3}), bp(in, 192, 1) {
+      : b1(conv(in, 192, 1)), b7_1(conv(in, c7, 1)), b7_2(conv(c7, c7, {1, 7}, 1, {0, 3})), b7_3(conv(c7, 192, {7, 1}, 1, {3, 0})),
+        bd_1(conv(in, c7, 1)), bd_2(conv(c7, c7, {7, 1}, 1, {3, 0})), bd_3(conv(c7, c7, {1, 7}, 1, {0, 3})),
+        bd_4(conv(c7, c7, {7, 1}, 1, {3, 0})), bd_5(conv(c7, 192, {1, 7}, 1, {0, 3})), bp(conv(in, 192, 1)) {
     register_module("branch1x1", b1), register_module("branch7x7_1", b7_1), register_module("branch7x7_2", b7_2);
     register_module("branch7x7_3", b7_3), register_module("branch7x7dbl_1", bd_1);
     register_module("branch7x7dbl_2", bd_2), register_module("branch7x7dbl_3", bd_3);
@@ -77,8 +82,8 @@ struct BlockC : torch::nn::Module {  // FIDInceptionC
 struct BlockD : torch::nn::Module {  // InceptionD (unchanged)
   BasicConv2d b3_1, b3_2, b7_1, b7_2, b7_3, b7_4;
   explicit BlockD(int64_t in)
-      : b3_1(in, 192, 1), b3_2(192, 320, 3, 2), b7_1(in, 192, 1), b7_2(192, 192, {1, 7}, 1, {0, 3}),
-        b7_3(192, 192, {7, 1}, 1, {3, 0}), b7_4(192, 192, 3, 2) {
+      : b3_1(conv(in, 192, 1)), b3_2(conv(192, 320, 3, 2)), b7_1(conv(in, 192, 1)), b7_2(conv(192, 192, {1, 7}, 1, {0, 3})),
+        b7_3(conv(192, 192, {7, 1}, 1, {3, 0})), b7_4(conv(192, 192, 3, 2)) {
     register_module("branch3x3_1", b3_1), register_module("branch3x3_2", b3_2);
     register_module("branch7x7x3_1", b7_1), register_module("branch7x7x3_2", b7_2);
     register_module("branch7x7x3_3", b7_3), register_module("branch7x7x3_4", b7_4);
@@ -92,9 +97,9 @@ struct BlockE : torch::nn::Module {  // FIDInceptionE_1 (avg pool, no pad count)
   BasicConv2d b1, b3_1, b3_2a, b3_2b, bd_1, bd_2, bd_3a, bd_3b, bp;
   bool max_pool;
   BlockE(int64_t in, bool max_pool)
-      : b1(in, 320, 1), b3_1(in, 384, 1), b3_2a(384, 384, {1, 3}, 1, {0, 1}), b3_2b(384, 384, {3, 1}, 1, {1, 0}),
-        bd_1(in, 448, 1), bd_2(448, 384, 3, 1, 1), bd_3a(384, 384, {1, 3}, 1, {0, 1}),
-        bd_3b(384, 384, {3, 1}, 1, {1, 0}), bp(in, 192, 1), max_pool(max_pool) {
+      : b1(conv(in, 320, 1)), b3_1(conv(in, 384, 1)), b3_2a(conv(384, 384, {1, 3}, 1, {0, 1})), b3_2b(conv(384, 384, {3, 1}, 1, {1, 0})),
+        bd_1(conv(in, 448, 1)), bd_2(conv(448, 384, 3, 1, 1)), bd_3a(conv(384, 384, {1, 3}, 1, {0, 1})),
+        bd_3b(conv(384, 384, {3, 1}, 1, {1, 0})), bp(conv(in, 192, 1)), max_pool(max_pool) {
     register_module("branch1x1", b1), register_module("branch3x3_1", b3_1);
     register_module("branch3x3_2a", b3_2a), register_module("branch3x3_2b", b3_2b);
     register_module("branch3x3dbl_1", bd_1), register_module("branch3x3dbl_2", bd_2);
@@ -133,12 +138,12 @@ Resize parse_resize(const std::string& s) {
 }
 
 FidInception3Impl::FidInception3Impl() {
-  auto reg = [&](const std::string& n, BasicConv2d m) { stem_.emplace_back(n, register_module(n, m).ptr()); };
-  reg("Conv2d_1a_3x3", BasicConv2d(3, 32, 3, 2));
-  reg("Conv2d_2a_3x3", BasicConv2d(32, 32, 3));
-  reg("Conv2d_2b_3x3", BasicConv2d(32, 64, 3, 1, 1));
-  reg("Conv2d_3b_1x1", BasicConv2d(64, 80, 1));
-  reg("Conv2d_4a_3x3", BasicConv2d(80, 192, 3));
+  auto reg = [&](const std::string& n, BasicConv2d m) { stem_.emplace_back(n, register_module(n, m)); };
+  reg("Conv2d_1a_3x3", conv(3, 32, 3, 2));
+  reg("Conv2d_2a_3x3", conv(32, 32, 3));
+  reg("Conv2d_2b_3x3", conv(32, 64, 3, 1, 1));
+  reg("Conv2d_3b_1x1", conv(64, 80, 1));
+  reg("Conv2d_4a_3x3", conv(80, 192, 3));
   b5b_ = torch::nn::AnyModule(register_module("Mixed_5b", std::make_shared<BlockA>(192, 32)));
   b5c_ = torch::nn::AnyModule(register_module("Mixed_5c", std::make_shared<BlockA>(256, 64)));
   b5d_ = torch::nn::AnyModule(register_module("Mixed_5d", std::make_shared<BlockA>(288, 64)));

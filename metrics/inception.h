@@ -56,7 +56,7 @@ class InceptionExtractor {
   Resize mode_;
   torch::Device device_;
   bool channels_last_;
-  FidInception3 net_{nullptr};
+  mutable FidInception3 net_{nullptr};  // forward is logically const (eval mode)
   std::shared_ptr<torch::jit::Module> jit_;
 };
 
