@@ -223,6 +223,8 @@ InceptionExtractor::InceptionExtractor(const std::string& weights, Resize mode, 
     it = it->first.size() >= 19 && it->first.compare(it->first.size() - 19, 19, "num_batches_tracked") == 0
              ? sd.erase(it) : std::next(it);
   net_ = FidInception3();
+  for (const auto& [k, t] : state_dict(*net_))  // ... so the module's own counters stand in
+    if (k.size() >= 19 && k.compare(k.size() - 19, 19, "num_batches_tracked") == 0) sd[k] = t;
   load_state_dict(*net_, sd, weights);
   net_->eval();
   net_->to(device);
