@@ -9,6 +9,7 @@ namespace hamgan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
+      {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
   };
   return all;
 }

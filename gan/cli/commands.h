@@ -25,5 +25,6 @@ Config config_from(const cxxopts::ParseResult& r);
 void set_threads(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
+int fid(int argc, char** argv);
 
 }  // namespace hamgan::cli
