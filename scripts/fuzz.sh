@@ -26,6 +26,6 @@ head -c 4096 ../shared/fixtures/pt_inception-2015-12-05-6726825d.head-818371.pth
   > "$build/corpus/torch_file/pt_inception_head.pth" 2>/dev/null || true
 for t in torch_file npz; do
   echo "== fuzz_$t for ${secs}s"
-  ASAN_OPTIONS=detect_leaks=1 "$build/fuzz_$t" "$build/corpus/$t" -max_total_time="$secs" -max_len=65536 \
+  ASAN_OPTIONS=detect_leaks=1 "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" -max_total_time="$secs" -max_len=65536 \
     -rss_limit_mb=4096 -print_final_stats=1 2>&1 | grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' || true
 done
