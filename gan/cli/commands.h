@@ -31,5 +31,6 @@ int train(int argc, char** argv);
 int bench(int argc, char** argv);  // dispatches to the bench_* sub-benchmarks
 int bench_train(int argc, char** argv);
 int bench_context(int argc, char** argv);
+int fid(int argc, char** argv);
 
 }  // namespace hamgan::cli

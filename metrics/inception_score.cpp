@@ -1,0 +1,28 @@
+#include "metrics/inception_score.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace hamgan::metrics {
+
+ScoreStd inception_score(const torch::Tensor& logits, int splits) {
+  if (logits.dim() != 2) fail("inception_score: logits of shape ", logits.sizes(), ", expected [N, C]");
+  const int64_t n = logits.size(0);
+  if (splits < 1 || n < splits) fail("inception_score: ", n, " samples cannot form ", splits, " splits");
+  const torch::Tensor logp = torch::log_softmax(logits.detach().to(torch::kCPU, torch::kDouble), 1);
+  std::vector<double> scores;
+  for (int k = 0; k < splits; ++k) {  // torch-fidelity's split boundaries: k * n / splits
+    const torch::Tensor part = logp.slice(0, k * n / splits, (k + 1) * n / splits);
+    const torch::Tensor log_py = part.exp().mean(0).log();
+    const double kl = (part.exp() * (part - log_py)).sum(1).mean().item<double>();
+    scores.push_back(std::exp(kl));
+  }
+  ScoreStd r;
+  for (double s : scores) r.mean += s / splits;
+  for (double s : scores) r.std += (s - r.mean) * (s - r.mean) / splits;  // np.std (ddof 0)
+  r.std = std::sqrt(r.std);
+  return r;
+}
+
+}  // namespace hamgan::metrics

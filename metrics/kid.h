@@ -1,0 +1,14 @@
+// Kernel Inception Distance (Binkowski et al. 2018): the unbiased MMD^2 estimate with the
+// polynomial kernel k(x, y) = (x.y / d + 1)^3, averaged over `subsets` random subsets of
+// `subset_size` (lowered to min(N_real, N_fake) when fewer samples exist). Computed in float64.
+#pragma once
+#include <torch/torch.h>
+
+#include "metrics/inception_score.h"
+
+namespace hamgan::metrics {
+
+ScoreStd kernel_inception_distance(const torch::Tensor& real, const torch::Tensor& fake, int subsets = 100,
+                                   int64_t subset_size = 1000, uint64_t seed = 0);
+
+}  // namespace hamgan::metrics

@@ -1,0 +1,49 @@
+// A restricted pickle reader for torch.save'd state dicts. It executes nothing: only the
+// opcodes a (Ordered)dict of tensors uses are accepted, the only callables are
+// collections.OrderedDict and torch._utils._rebuild_tensor_v2/_rebuild_parameter, and
+// storages stay descriptors (key, dtype, numel) that the caller materialises.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hamgan::pickle {
+
+struct Value;
+using ValuePtr = std::shared_ptr<Value>;
+
+// A tensor view into a storage that is read later (legacy: after the pickle; zip: a record).
+struct TensorRef {
+  std::string storage_key;
+  torch::ScalarType dtype = torch::kFloat;
+  int64_t storage_numel = 0;  // elements in the storage, from the persistent id
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+};
+
+struct Value {
+  enum Kind { None, Bool, Int, BigInt, Float, String, Tuple, List, Dict, Global, Storage, Tensor, Mark };
+  Kind kind = None;
+  int64_t i = 0;           // Bool, Int
+  double f = 0;            // Float
+  std::string s;           // String; BigInt: little-endian two's-complement bytes; Global: "module name"
+  std::vector<ValuePtr> items;                          // Tuple, List
+  std::vector<std::pair<ValuePtr, ValuePtr>> entries;  // Dict (insertion order)
+  TensorRef tensor;        // Storage (storage fields only), Tensor
+  // Containers are sealed once placed inside another, so no cycles can form; depth bounds nesting.
+  bool sealed = false;
+  int depth = 0;
+};
+
+const char* kind_name(Value::Kind k);
+
+// Parses one pickle from data[pos, n); on return pos is just past STOP. `what` names the
+// source in errors. Any opcode, global or structure outside the accepted subset is an error.
+ValuePtr load(const uint8_t* data, size_t n, size_t& pos, const std::string& what);
+
+}  // namespace hamgan::pickle

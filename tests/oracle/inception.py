@@ -1,0 +1,179 @@
+"""pytorch-fid's FID Inception built from Debian's torchvision (Inception3 with 1008 classes and
+the four changed blocks), random weights with non-trivial BN statistics, saved in every format
+the C++ loader reads, with float64 reference features and logits."""
+import collections
+import os
+
+import torch
+import torch.nn.functional as F
+from torchvision.models import inception as tvi
+
+from common import out_dir, save
+
+
+class FIDInceptionA(tvi.InceptionA):
+    def forward(self, x):
+        b1 = self.branch1x1(x)
+        b5 = self.branch5x5_2(self.branch5x5_1(x))
+        bd = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
+        bp = self.branch_pool(F.avg_pool2d(x, 3, 1, 1, count_include_pad=False))
+        return torch.cat([b1, b5, bd, bp], 1)
+
+
+class FIDInceptionC(tvi.InceptionC):
+    def forward(self, x):
+        b1 = self.branch1x1(x)
+        b7 = self.branch7x7_3(self.branch7x7_2(self.branch7x7_1(x)))
+        bd = self.branch7x7dbl_1(x)
+        for m in (self.branch7x7dbl_2, self.branch7x7dbl_3, self.branch7x7dbl_4, self.branch7x7dbl_5):
+            bd = m(bd)
+        bp = self.branch_pool(F.avg_pool2d(x, 3, 1, 1, count_include_pad=False))
+        return torch.cat([b1, b7, bd, bp], 1)
+
+
+class FIDInceptionE(tvi.InceptionE):
+    def __init__(self, c, max_pool):
+        super().__init__(c)
+        self.max_pool = max_pool
+
+    def forward(self, x):
+        b1 = self.branch1x1(x)
+        t = self.branch3x3_1(x)
+        b3 = torch.cat([self.branch3x3_2a(t), self.branch3x3_2b(t)], 1)
+        d = self.branch3x3dbl_2(self.branch3x3dbl_1(x))
+        bd = torch.cat([self.branch3x3dbl_3a(d), self.branch3x3dbl_3b(d)], 1)
+        p = F.max_pool2d(x, 3, 1, 1) if self.max_pool else F.avg_pool2d(x, 3, 1, 1, count_include_pad=False)
+        return torch.cat([b1, b3, bd, self.branch_pool(p)], 1)
+
+
+def fid_inception():
+    net = tvi.Inception3(num_classes=1008, aux_logits=False, transform_input=False, init_weights=False)
+    net.Mixed_5b, net.Mixed_5c, net.Mixed_5d = FIDInceptionA(192, 32), FIDInceptionA(256, 64), FIDInceptionA(288, 64)
+    net.Mixed_6b, net.Mixed_6c = FIDInceptionC(768, 128), FIDInceptionC(768, 160)
+    net.Mixed_6d, net.Mixed_6e = FIDInceptionC(768, 160), FIDInceptionC(768, 192)
+    net.Mixed_7b, net.Mixed_7c = FIDInceptionE(1280, False), FIDInceptionE(2048, True)
+    return net
+
+
+class Features(torch.nn.Module):
+    """Network input -> (pool, logits), as pytorch-fid's and torch-fidelity's heads."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        n = self.net
+        for m in (n.Conv2d_1a_3x3, n.Conv2d_2a_3x3, n.Conv2d_2b_3x3):
+            x = m(x)
+        x = F.max_pool2d(x, 3, 2)
+        x = n.Conv2d_4a_3x3(n.Conv2d_3b_1x1(x))
+        x = F.max_pool2d(x, 3, 2)
+        for m in (n.Mixed_5b, n.Mixed_5c, n.Mixed_5d, n.Mixed_6a, n.Mixed_6b, n.Mixed_6c, n.Mixed_6d,
+                  n.Mixed_6e, n.Mixed_7a, n.Mixed_7b, n.Mixed_7c):
+            x = m(x)
+        pool = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return pool, n.fc(pool)
+
+
+def torch_input(img):  # pytorch-fid
+    if img.shape[1] == 1:
+        img = img.repeat(1, 3, 1, 1)
+    return 2 * F.interpolate(img, size=(299, 299), mode="bilinear", align_corners=False) - 1
+
+
+def tf1_resize(x, out):  # TF 1.x bilinear: output i samples input i * in / out, clamped
+    def axis(x, dim):
+        n = x.shape[dim]
+        src = torch.arange(out, dtype=torch.float64) * (n / out)
+        i0 = src.floor().long().clamp(max=n - 1)
+        i1 = (i0 + 1).clamp(max=n - 1)
+        w = (src - i0).to(x.dtype)
+        shape = [1] * x.dim()
+        shape[dim] = out
+        a, b = x.index_select(dim, i0), x.index_select(dim, i1)
+        return a * (1 - w.view(shape)) + b * w.view(shape)
+    return axis(axis(x, 2), 3)
+
+
+def tf_input(img):  # torch-fidelity
+    if img.shape[1] == 1:
+        img = img.repeat(1, 3, 1, 1)
+    return (tf1_resize(img * 255, 299) - 128) / 128
+
+
+class Scripted(torch.nn.Module):
+    """NVIDIA's call signature: uint8 0..255 images, forward(x, return_features)."""
+
+    def __init__(self, traced, fc_w, fc_b):
+        super().__init__()
+        self.traced = traced
+        self.register_buffer("fc_w", fc_w)
+        self.register_buffer("fc_b", fc_b)
+
+    def forward(self, x, return_features: bool = False):
+        x = x.to(torch.float32) / 255
+        x = 2 * F.interpolate(x, size=(299, 299), mode="bilinear", align_corners=False) - 1
+        pool = self.traced(x)
+        if return_features:
+            return pool
+        return F.softmax(pool @ self.fc_w.t() + self.fc_b, dim=1)
+
+
+class PoolOnly(torch.nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)[0]
+
+
+d = out_dir()
+torch.manual_seed(2015)
+net = fid_inception()
+with torch.no_grad():
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.weight.uniform_(0.5, 1.5)
+            m.bias.uniform_(-0.2, 0.2)
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 2.0)
+            m.num_batches_tracked.fill_(7)
+        if isinstance(m, torch.nn.Conv2d):  # keep activations O(1) through 94 layers
+            fan_in = m.weight[0].numel()
+            m.weight.normal_(0, (2.0 / fan_in) ** 0.5)
+        if isinstance(m, torch.nn.Linear):
+            m.weight.normal_(0, 0.05)
+            m.bias.uniform_(-1, 1)
+net.eval()
+sd = net.state_dict()
+torch.save(sd, os.path.join(d, "legacy.pth"), _use_new_zipfile_serialization=False)
+torch.save({k: v for k, v in sd.items()}, os.path.join(d, "zip_dict.pth"))
+torch.save(collections.OrderedDict(sd), os.path.join(d, "zip_odict.pth"))
+bad = dict(sd)
+bad["fc.weight"] = torch.zeros(1000, 2048)
+torch.save(bad, os.path.join(d, "wrong_shape.pth"))
+del bad["Mixed_6c.branch7x7_2.conv.weight"]
+bad["fc.weight"] = sd["fc.weight"]
+torch.save(bad, os.path.join(d, "missing_key.pth"))
+
+g = torch.Generator().manual_seed(1)
+rgb = torch.randint(0, 256, (3, 3, 64, 80), generator=g).float() / 255  # exact in uint8 too
+gray = torch.randint(0, 256, (2, 1, 50, 41), generator=g).float() / 255
+f64 = Features(net).double()
+out = {"rgb": rgb, "gray": gray}
+with torch.no_grad():
+    for name, img in (("rgb", rgb), ("gray", gray)):
+        for mode, prep in (("torch", torch_input), ("tf", tf_input)):
+            pool, logits = f64(prep(img.double()))
+            out[f"{name}.{mode}.pool"] = pool
+            out[f"{name}.{mode}.logits"] = logits
+            out[f"{name}.{mode}.logits_unbiased"] = logits - net.fc.bias.double()
+    net_f = Features(net).float()
+    traced = torch.jit.trace(PoolOnly(net_f), torch_input(rgb))
+    scripted = torch.jit.script(Scripted(traced, net.fc.weight.detach().clone(), net.fc.bias.detach().clone()))
+    scripted.save(os.path.join(d, "inception_jit.pt"))
+    out["rgb.jit.pool"] = scripted((rgb * 255).round().to(torch.uint8), True).double()
+save(d, "expected.pt", out)
+print("pool mean |x|", out["rgb.torch.pool"].abs().mean().item(), "logits std", out["rgb.torch.logits"].std().item())
