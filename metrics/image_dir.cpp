@@ -1,6 +1,4 @@
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
+// stb_image's implementation is compiled once, in gan/data/stb_impl.cpp.
 #include "metrics/image_dir.h"
 
 #include <stb/stb_image.h>

@@ -8,7 +8,6 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make libtorch-dev libopenblas0-pthread libgloo-dev libstb-dev libcxxopts-dev
           libeigen3-dev libyaml-cpp-dev libgtest-dev dataset-fashion-mnist
           libjpeg62-turbo-dev zlib1g-dev python3-pil
-          libeigen3-dev libyaml-cpp-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
           python3 python3-torch python3-torchvision python3-scipy python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

@@ -283,10 +283,4 @@ int bench_context(int argc, char** argv) {
   return 0;
 }
 
-int bench(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) != "context")
-    fail("bench: expected a subcommand: 'hamgan bench context [options]'");
-  return bench_context(argc - 1, argv + 1);
-}
-
 }  // namespace hamgan::cli

@@ -9,7 +9,6 @@ namespace hamgan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
-      {"bench", "bench context: cost of every context module (params, MACs, memory, time)", bench},
       {"prepare", "convert a dataset into one packed file for fast training", prepare},
       {"train", "train (or resume) a GAN into --out DIR", train},
       {"bench", "benchmarks: bench train | bench context", bench},

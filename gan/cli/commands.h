@@ -25,7 +25,6 @@ Config config_from(const cxxopts::ParseResult& r);
 void set_threads(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
-int bench(int argc, char** argv);  // bench_context.cpp
 int prepare(int argc, char** argv);
 int train(int argc, char** argv);
 int bench(int argc, char** argv);  // dispatches to the bench_* sub-benchmarks

@@ -3,10 +3,8 @@
 #include "layers/context/cd.h"
 #include "layers/context/context.h"
 #include "layers/context/hamburger.h"
-#include "layers/context/nmf.h"
-#include "layers/context/self_attention.h"
-#include "layers/context/vq.h"
 #include "layers/context/kronecker_attention.h"
+#include "layers/context/nmf.h"
 #include "layers/context/self_attention.h"
 #include "layers/context/siamese_attention.h"
 #include "layers/context/stt_dense.h"
@@ -14,6 +12,7 @@
 #include "layers/context/stt_mixture.h"
 #include "layers/context/stt_random.h"
 #include "layers/context/stt_random_factorized.h"
+#include "layers/context/vq.h"
 
 namespace hamgan {
 
