@@ -12,6 +12,7 @@
 #include "layers/context/kronecker_attention.h"
 #include "layers/context/siamese_attention.h"
 #include "support/gradcheck.h"
+#include "support/module_check.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -34,27 +35,12 @@ ContextModule make(const std::string& type, const std::string& projections, int6
   return context_entry(type).create(spec);
 }
 
-// Train-mode forward + backward of sum(y * r), then eval forward, against the oracle.
+// The shared oracle check (support/module_check.h) on input `in`.
 void check(const std::string& type, const std::string& projections) {
-  const std::string file = type + "_" + projections + ".pt";
-  const TensorMap d = load_tensors(oracle_path(file));
   ContextModule m = make(type, projections, 16);
-  load_state_dict(*m, with_prefix(d, "init"), file);
-  torch::Tensor x = get(d, "in").clone().requires_grad_(true);
-  m->train();
-  const torch::Tensor y = m->forward(x, {});
-  (y * get(d, "r")).sum().backward();
-  EXPECT_TRUE(close(y, get(d, "train.y"), kRtol, kAtol)) << file << " train output";
-  EXPECT_TRUE(close(x.grad(), get(d, "train.grad_in"), kRtol, kAtol)) << file << " grad input";
-  for (const auto& kv : m->named_parameters())
-    EXPECT_TRUE(close(kv.value().grad(), get(d, "train.grad." + kv.key()), kRtol, kAtol))
-        << file << " grad of " << kv.key();
-  const TensorMap after = with_prefix(d, "after");
-  for (const auto& kv : m->named_buffers())
-    EXPECT_TRUE(close(kv.value(), get(after, kv.key()), kRtol, kAtol)) << file << " buffer " << kv.key();
-  m->eval();
-  torch::NoGradGuard ng;
-  EXPECT_TRUE(close(m->forward(get(d, "in"), {}), get(d, "eval.y"), kRtol, kAtol)) << file << " eval";
+  expect_matches_oracle(*m, type + "_" + projections + ".pt",
+                        [&](const std::vector<torch::Tensor>& in) { return m->forward(in[0], {}); },
+                        {"in"}, kRtol, kAtol);
 }
 
 void gradcheck_module(const std::string& type, const std::string& projections) {

@@ -7,6 +7,7 @@
 #include "layers/dblock.h"
 #include "layers/gblock.h"
 #include "support/gradcheck.h"
+#include "support/module_check.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -17,37 +18,12 @@ namespace {
 constexpr double kRtol = 1e-4, kAtol = 1e-5;  // fp32; BN and softmax reduce in other orders
 const SNOptions kSN{1e-6, 1};
 
-// Loads init state, runs train-mode forward + backward of sum(y * r), then eval forward,
-// comparing output, input grads, parameter grads and updated buffers with the oracle.
 template <typename M, typename Fwd>
 void check(M m, const std::string& file, Fwd fwd, int n_inputs) {
-  const TensorMap d = load_tensors(oracle_path(file));
-  load_state_dict(*m, with_prefix(d, "init"), file);
-  std::vector<torch::Tensor> in;
-  for (int i = 0; i < n_inputs; ++i) {
-    torch::Tensor t = get(d, "in" + std::to_string(i)).clone();
-    if (t.is_floating_point()) t.requires_grad_(true);
-    in.push_back(t);
-  }
-  m->train();
-  const torch::Tensor y = fwd(m, in);
-  (y * get(d, "r")).sum().backward();
-  EXPECT_TRUE(close(y, get(d, "train.y"), kRtol, kAtol)) << file << " train output";
-  for (int i = 0; i < n_inputs; ++i)
-    if (in[i].is_floating_point()) {
-      EXPECT_TRUE(close(in[i].grad(), get(d, "train.grad_in" + std::to_string(i)), kRtol, kAtol))
-          << file << " grad of input " << i;
-    }
-  for (const auto& kv : m->named_parameters())
-    EXPECT_TRUE(close(kv.value().grad(), get(d, "train.grad." + kv.key()), kRtol, kAtol))
-        << file << " grad of " << kv.key();
-  const TensorMap after = with_prefix(d, "after");
-  for (const auto& kv : m->named_buffers())
-    EXPECT_TRUE(close(kv.value(), get(after, kv.key()), kRtol, kAtol)) << file << " buffer " << kv.key();
-  m->eval();
-  torch::NoGradGuard ng;
-  for (auto& t : in) t = t.detach();
-  EXPECT_TRUE(close(fwd(m, in), get(d, "eval.y"), kRtol, kAtol)) << file << " eval output";
+  std::vector<std::string> keys;
+  for (int i = 0; i < n_inputs; ++i) keys.push_back("in" + std::to_string(i));
+  expect_matches_oracle(*m, file, [&](const std::vector<torch::Tensor>& in) { return fwd(m, in); },
+                        keys, kRtol, kAtol);
 }
 
 }  // namespace

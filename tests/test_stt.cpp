@@ -16,6 +16,7 @@
 #include "layers/context/stt_random.h"
 #include "layers/context/stt_random_factorized.h"
 #include "support/gradcheck.h"
+#include "support/module_check.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -38,26 +39,10 @@ ContextModule build(const std::string& type, int64_t c, int64_t h, int64_t w, O 
   return context_entry(type).create(spec(c, h, w, std::move(opt), sn));
 }
 
-// Loads the oracle's init state, runs train-mode forward + backward of sum(y * r), then
-// eval forward, comparing output, input grad, every parameter grad and updated buffers.
+// The shared oracle check (support/module_check.h) on input `in0`.
 void check(ContextModule m, const std::string& file) {
-  const TensorMap d = load_tensors(oracle_path(file));
-  load_state_dict(*m, with_prefix(d, "init"), file);
-  torch::Tensor x = get(d, "in0").clone().requires_grad_(true);
-  m->train();
-  const torch::Tensor y = m->forward(x, {});
-  (y * get(d, "r")).sum().backward();
-  EXPECT_TRUE(close(y, get(d, "train.y"), kRtol, kAtol)) << file << " train output";
-  EXPECT_TRUE(close(x.grad(), get(d, "train.grad_in0"), kRtol, kAtol)) << file << " grad of input";
-  for (const auto& kv : m->named_parameters())
-    EXPECT_TRUE(close(kv.value().grad(), get(d, "train.grad." + kv.key()), kRtol, kAtol))
-        << file << " grad of " << kv.key();
-  const TensorMap after = with_prefix(d, "after");
-  for (const auto& kv : m->named_buffers())
-    EXPECT_TRUE(close(kv.value(), get(after, kv.key()), kRtol, kAtol)) << file << " buffer " << kv.key();
-  m->eval();
-  torch::NoGradGuard ng;
-  EXPECT_TRUE(close(m->forward(x.detach(), {}), get(d, "eval.y"), kRtol, kAtol)) << file << " eval output";
+  expect_matches_oracle(*m, file, [&](const std::vector<torch::Tensor>& in) { return m->forward(in[0], {}); },
+                        {"in0"}, kRtol, kAtol);
 }
 
 constexpr int64_t C = 16, H = 6, W = 4;  // the oracle's shape

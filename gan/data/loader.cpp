@@ -10,18 +10,13 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/splitmix.h"
 #include "gan/data/dataset.h"
 
 namespace hamgan {
 
 namespace {
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 uint64_t mix(uint64_t a, uint64_t b) { return splitmix64(a ^ splitmix64(b)); }
 
 struct Ready {

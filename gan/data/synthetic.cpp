@@ -1,17 +1,12 @@
 #include "gan/data/synthetic.h"
 
 #include "core/error.h"
+#include "core/splitmix.h"
 
 namespace hamgan {
 
 namespace {
-// splitmix64 finaliser: a cheap, well-mixed hash.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+uint64_t mix(uint64_t x) { return splitmix64(x); }
 }  // namespace
 
 SyntheticDataset::SyntheticDataset(int64_t size, int64_t resolution, int64_t channels,
