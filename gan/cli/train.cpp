@@ -1,13 +1,88 @@
 // `hamgan train --config FILE --out DIR [key=value ...]`: trains, or resumes from the newest
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <iostream>
+#include <thread>
 
 #include "core/error.h"
 #include "gan/cli/commands.h"
 #include "gan/data/synthetic.h"
+#include "gan/train/distributed.h"
 #include "gan/train/trainer.h"
 
+extern "C" char** environ;
+
 namespace hamgan::cli {
+
+namespace {
+
+int free_local_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (s < 0 || bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    fail("train --nproc: cannot find a free loopback port for the rendezvous");
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+// `--nproc N`: runs this same command N times as ranks 0..N-1 on this machine (as torchrun
+// would), each with its share of the cores, and waits for all of them.
+int spawn_local_workers(int nproc, int argc, char** argv) {
+  const int port = free_local_port();
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nproc);
+  std::vector<std::string> args = {"/proc/self/exe", "train"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--nproc" || a == "--threads") { ++i; continue; }
+    if (a.rfind("--nproc=", 0) == 0 || a.rfind("--threads=", 0) == 0) continue;
+    args.push_back(a);
+  }
+  args.push_back("--threads");
+  args.push_back(std::to_string(threads));
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string v = *e;
+      if (v.rfind("RANK=", 0) && v.rfind("WORLD_SIZE=", 0) && v.rfind("MASTER_", 0)) env.push_back(v);
+    }
+    env.push_back("RANK=" + std::to_string(rank));
+    env.push_back("WORLD_SIZE=" + std::to_string(nproc));
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back("MASTER_PORT=" + std::to_string(port));
+    std::vector<char*> av, ev;
+    for (auto& a : args) av.push_back(a.data());
+    av.push_back(nullptr);
+    for (auto& e : env) ev.push_back(e.data());
+    ev.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, av.data(), ev.data()) != 0)
+      fail("train --nproc: cannot start worker ", rank);
+    pids.push_back(pid);
+  }
+  int failed = 0;
+  for (size_t r = 0; r < pids.size(); ++r) {
+    int status = 0;
+    waitpid(pids[r], &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::cerr << "hamgan train: worker " << r << " failed\n";
+      ++failed;
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
 
 int train(int argc, char** argv) {
   cxxopts::Options opts("hamgan train", "Train a class-conditional GAN (resumes from --out)");
@@ -15,13 +90,23 @@ int train(int argc, char** argv) {
   opts.add_options()("o,out", "output directory (checkpoints/, samples/, metrics.jsonl)",
                      cxxopts::value<std::string>())(
       "workers", "data loader threads", cxxopts::value<int64_t>()->default_value("2"))(
-      "synthetic", "train on a synthetic dataset instead of data.*")("h,help", "show help");
+      "synthetic", "train on a synthetic dataset instead of data.*")(
+      "nproc", "data-parallel worker processes on this machine (Gloo); for many nodes start "
+               "each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
+      cxxopts::value<int>()->default_value("1"))("h,help", "show help");
   const auto r = opts.parse(argc, argv);
   if (r.count("help")) {
     std::cout << opts.help() << "\n";
     return 0;
   }
   if (!r.count("out")) fail("--out: expected an output directory");
+  const int nproc = r["nproc"].as<int>();
+  if (nproc < 1 || nproc > 1024) fail("--nproc: expected 1..1024, got ", nproc);
+  const DistEnv env = dist_env_from_environment();
+  if (nproc > 1 && !env.enabled()) {
+    config_from(r);  // a bad config fails once, here, not in every worker
+    return spawn_local_workers(nproc, argc, argv);
+  }
   set_threads(r);
   const Config cfg = config_from(r);
   const bool synthetic = r.count("synthetic") > 0;
@@ -32,7 +117,8 @@ int train(int argc, char** argv) {
     if (synthetic) {
       auto data = std::make_shared<SyntheticDataset>(std::max<int64_t>(4096, batch), res, ch,
                                                      cfg.model.n_classes, cfg.train.seed);
-      return std::make_unique<DatasetSource>(data, batch, cfg.train.seed, start);
+      // One stream per rank (the synthetic source has no shards).
+      return std::make_unique<DatasetSource>(data, batch, cfg.train.seed + 1000003 * env.rank, start);
     }
     std::shared_ptr<Dataset> data = open_dataset(cfg.data, res, ch);
     if (data->num_classes() != cfg.model.n_classes)
@@ -42,11 +128,19 @@ int train(int argc, char** argv) {
     lo.batch_size = batch;
     lo.seed = static_cast<uint64_t>(cfg.train.seed);
     lo.workers = workers;
+    lo.rank = env.rank;  // each rank reads its own shard of every epoch
+    lo.world_size = env.world_size;
     return std::make_unique<LoaderSource>(data, lo, start);
   };
   TrainOptions to;
   to.out_dir = r["out"].as<std::string>();
+  std::unique_ptr<DataParallel> dp;
+  if (env.enabled()) {
+    dp = std::make_unique<DataParallel>(env);
+    to.dp = dp.get();
+  }
   hamgan::train(cfg, to, make_source);  // a signal or the time limit also ends with 0
+  if (dp) dp->barrier();  // rank 0 hosts the store: nobody leaves before the checkpoint
   return 0;
 }
 

@@ -12,7 +12,9 @@
 #include "core/error.h"
 #include "gan/models/init.h"
 #include "gan/train/png.h"
+#include "gan/train/distributed.h"
 #include "gan/train/progress.h"
+#include "core/splitmix.h"
 #include "gan/train/signals.h"
 
 namespace hamgan {
@@ -114,6 +116,7 @@ void Trainer::step(BatchSource& real) {
       add(d_real, o_real.mean());
       add(d_fake, o_fake.mean());
     }
+    if (dp_) dp_->average_gradients(*d_);
     opt_d_->step();
   }
 
@@ -132,6 +135,7 @@ void Trainer::step(BatchSource& real) {
     const torch::Tensor t = l.detach() * scale;
     g_loss_sum = g_loss_sum.defined() ? g_loss_sum + t : t;
   }
+  if (dp_) dp_->average_gradients(*g_);
   opt_g_->step();
   set_requires_grad(*d_, true);
 
@@ -213,8 +217,23 @@ std::pair<torch::Tensor, torch::Tensor> grid_inputs(const Config& cfg) {
 
 }  // namespace
 
+void Trainer::set_data_parallel(DataParallel* dp) {
+  dp_ = dp;
+  if (!dp_) return;
+  dp_->broadcast(*g_);
+  dp_->broadcast(*d_);
+  if (ema_) dp_->broadcast(*g_ema_);
+  // Distinct fakes per rank; rank 0 keeps the stream a 1-process resume continues.
+  if (dp_->rank() > 0)
+    rng_.set_current_seed(splitmix64(static_cast<uint64_t>(cfg_.train.seed) ^
+                                     (static_cast<uint64_t>(dp_->rank()) << 32)) +
+                          static_cast<uint64_t>(iteration_));
+}
+
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source) {
-  std::ostream& out = opt.out ? *opt.out : std::cout;
+  const bool lead = !opt.dp || opt.dp->rank() == 0;  // the rank that reports and writes files
+  std::ostringstream quiet;
+  std::ostream& out = !lead ? quiet : opt.out ? *opt.out : std::cout;
   if (opt.out_dir.empty()) fail("train: an output directory is needed");
   const fs::path dir(opt.out_dir), ckpt_dir = dir / "checkpoints", sample_dir = dir / "samples";
   fs::create_directories(ckpt_dir);
@@ -233,7 +252,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     out << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
   } else {
     out << warnings.str();
-    std::ofstream(dir / "config.yaml") << to_yaml(cfg.resolved) << "\n";
+    if (lead) std::ofstream(dir / "config.yaml") << to_yaml(cfg.resolved) << "\n";
   }
   out << "training on " << device.str() << (t.amp() ? " with bf16 autocast" : " in fp32")
       << ", batch " << cfg.train.batch_size
@@ -241,11 +260,12 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
                                          std::to_string(t.micro_batch()) + ")"
                                    : std::string())
       << ", to iteration " << cfg.train.iterations << "; output in " << dir.string() << "\n";
+  if (opt.dp) t.set_data_parallel(opt.dp);
   std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), start);
 
   std::optional<StopOnSignal> signals;
   if (opt.handle_signals) signals.emplace();
-  Progress progress(out, (dir / "metrics.jsonl").string());
+  Progress progress(out, lead ? (dir / "metrics.jsonl").string() : "/dev/null");
   const auto [grid_z, grid_y] = grid_inputs(cfg);
 
   TrainResult result;
@@ -299,15 +319,17 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     last_report_it = t.iteration();
   };
   const auto write_samples = [&]() {
+    if (!lead) return;
     const torch::Tensor x = t.sample(grid_z, grid_y);
     char name[64];
     std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
     write_png((sample_dir / name).string(), image_grid(x, 8));
   };
   const auto checkpoint = [&]() {
+    last_ckpt = t.iteration();
+    if (!lead) return;
     t.save(checkpoint_path(ckpt_dir.string(), t.iteration()), source->state());
     prune_checkpoints(ckpt_dir.string(), cfg.train.keep_checkpoints);
-    last_ckpt = t.iteration();
   };
 
   while (t.iteration() < cfg.train.iterations) {
@@ -316,10 +338,16 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     if (opt.after_step) opt.after_step(t);
     const int64_t it = t.iteration();
     const bool ckpt_now = cfg.train.checkpoint_every > 0 && it % cfg.train.checkpoint_every == 0;
-    const bool time_up =
+    bool time_up =
         cfg.train.time_limit_minutes > 0 &&
         std::chrono::duration<double>(clock::now() - t0).count() > cfg.train.time_limit_minutes * 60;
-    const int sig = signals ? StopOnSignal::requested() : 0;
+    int sig = signals ? StopOnSignal::requested() : 0;
+    if (opt.dp) {  // every rank must stop at the same iteration, or all-reduces hang
+      torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0});
+      opt.dp->all_reduce_sum(stop);
+      sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
+      time_up = stop[1].item<double>() > 0;
+    }
     if (it % cfg.train.log_every == 0 || ckpt_now || time_up || sig) flush();
     if (cfg.train.sample_every > 0 && it % cfg.train.sample_every == 0) write_samples();
     if (ckpt_now) checkpoint();

@@ -29,6 +29,8 @@ torch::Device resolve_device(const std::string& name);
 enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kNumStats };
 using IterStats = std::array<float, kNumStats>;
 
+class DataParallel;
+
 class Trainer {
  public:
   Trainer(const Config& cfg, torch::Device device);
@@ -50,12 +52,16 @@ class Trainer {
   Generator& g() { return g_; }
   Discriminator& d() { return d_; }
   Generator* g_ema() { return ema_ ? &g_ema_ : nullptr; }
+  // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
+  // averaged after each backward, and each rank draws its own z and fake labels.
+  void set_data_parallel(DataParallel* dp);
 
  private:
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
 
   Config cfg_;
   torch::Device device_;
+  DataParallel* dp_ = nullptr;
   bool amp_;
   GanLoss loss_;
   Generator g_{nullptr}, g_ema_{nullptr};
@@ -75,6 +81,7 @@ struct TrainOptions {
   bool record_history = false;    // keep every iteration's IterStats (tests)
   std::ostream* out = nullptr;    // progress and messages; null: std::cout
   std::function<void(Trainer&)> after_step;  // tests: runs after every iteration
+  DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
 };
 
 struct TrainResult {
