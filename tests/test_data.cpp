@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "support/errors.h"
 #include "core/error.h"
 #include "gan/data/dataset.h"
 #include "gan/data/decode.h"
@@ -17,6 +18,7 @@
 
 namespace fs = std::filesystem;
 using namespace hamgan;
+using hamgan::test::error_of;
 using hamgan::test::get;
 using hamgan::test::oracle_path;
 
@@ -39,15 +41,6 @@ std::string scratch(const std::string& name) {
   fs::remove(p);
   fs::remove(p.string() + ".partial");
   return p.string();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Image i is a constant plane of value i % 251 plus a marker pixel; label = i.

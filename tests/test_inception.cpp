@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "support/errors.h"
 #include "core/error.h"
 #include "metrics/inception.h"
 #include "metrics/torch_file.h"
@@ -18,12 +19,7 @@ namespace {
 constexpr double kRtol = 1e-4, kAtol = 1e-5;  // fp32 network vs float64 reference
 
 std::string error_of(const std::string& path) {
-  try {
-    InceptionExtractor e(path, Resize::Torch, torch::kCPU);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test::error_of([&] { InceptionExtractor e(path, Resize::Torch, torch::kCPU); });
 }
 }  // namespace
 

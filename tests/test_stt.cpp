@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "support/errors.h"
 #include "core/error.h"
 #include "gan/config.h"
 #include "gan/models/discriminator.h"
@@ -20,6 +21,7 @@
 #include "support/oracle.h"
 
 using namespace hamgan;
+using hamgan::test::error_of;
 using namespace hamgan::test;
 
 namespace {
@@ -261,14 +263,6 @@ Config gan_config(const std::string& type, const std::string& g_extra = "",
   return parse_config(y.str(), "test config");
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 }  // namespace
 
 TEST(SttConfig, BadFactorProductNamesTheKey) {

@@ -4,11 +4,13 @@
 
 #include <fstream>
 
+#include "support/errors.h"
 #include "core/error.h"
 #include "metrics/torch_file.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
+using hamgan::test::error_of;
 using namespace hamgan::test;
 
 namespace {
@@ -21,16 +23,6 @@ void expect_same(const TensorMap& got, const TensorMap& want, const std::string&
     EXPECT_EQ(got.at(k).sizes(), t.sizes()) << file << " " << k;
     EXPECT_TRUE(torch::equal(got.at(k), t)) << file << " " << k;
   }
-}
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 void write(const std::string& path, const std::vector<uint8_t>& b) {
