@@ -16,21 +16,21 @@ url=https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/$name
 size=95628359
 sha=6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2
 mkdir -p "$dest"
-if [ ! -f "$dest/$name" ]; then
-  # Download beside the destination and move into place only once verified: a broken
+check() {  # FILE: exits unless size and sha256 are the published ones
+  local got sum
+  got=$(stat -c %s "$1")
+  [ "$got" = "$size" ] || { echo "error: $1: $got bytes, expected $size" >&2; exit 1; }
+  sum=$(sha256sum "$1" | cut -d' ' -f1)
+  [ "$sum" = "$sha" ] || { echo "error: $1: sha256 $sum, expected $sha (corrupt or a different file)" >&2; exit 1; }
+}
+if [ -f "$dest/$name" ]; then
+  check "$dest/$name"
+else
+  # Downloaded beside the destination and moved into place only once verified: a broken
   # transfer never leaves a file under the final name.
   curl -fL --retry 3 -o "$dest/$name.part" "$url"
-  got=$(stat -c %s "$dest/$name.part")
-  if [ "$got" != "$size" ]; then
-    echo "error: $url: $got bytes, expected $size; kept as $dest/$name.part" >&2
-    exit 1
-  fi
+  check "$dest/$name.part"
   mv "$dest/$name.part" "$dest/$name"
 fi
-sum=$(sha256sum "$dest/$name" | cut -d' ' -f1)
-echo "sha256 $sum  $dest/$name"
-if [ "$sum" != "$sha" ]; then
-  echo "error: $dest/$name: sha256 $sum, expected $sha (corrupt or a different file)" >&2
-  exit 1
-fi
-echo "ok: --inception $dest/$name"
+echo "ok: sha256 $sha"
+echo "use: --inception $dest/$name"
