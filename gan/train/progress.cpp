@@ -30,7 +30,9 @@ Progress::Progress(std::ostream& out, const std::string& metrics_path)
 
 void Progress::report(const ProgressRecord& r) {
   char line[320];
-  const double eta = r.it_s > 0 ? (r.total - r.iteration) / r.it_s : -1;
+  double eta = r.it_s > 0 ? (r.total - r.iteration) / r.it_s : -1;
+  // A time-limited run stops at its limit, whichever comes first.
+  if (r.time_left_s >= 0 && (eta < 0 || r.time_left_s < eta)) eta = r.time_left_s;
   std::snprintf(line, sizeof line,
                 "it %lld/%lld  %.2f it/s  %.1f img/s  ETA %s  D %.4f (real %.4f fake %.4f)  "
                 "G %.4f  D(x) %.3f  D(G(z)) %.3f",

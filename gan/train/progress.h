@@ -14,6 +14,7 @@ struct ProgressRecord {
   double it_s = 0, img_s = 0;
   double d_loss_real = 0, d_loss_fake = 0, g_loss = 0, d_real = 0, d_fake = 0;
   double g_lr = 0, d_lr = 0;
+  double time_left_s = -1;  // until train.time_limit_minutes; negative: no limit
 };
 
 class Progress {

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -314,6 +315,8 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     r.d_fake = mean[kDFake].item<double>();
     r.g_lr = cfg.train.g_lr;
     r.d_lr = cfg.train.d_lr;
+    if (cfg.train.time_limit_minutes > 0)
+      r.time_left_s = std::max(0.0, cfg.train.time_limit_minutes * 60 - r.wall_s);
     progress.report(r);
     last_report = now;
     last_report_it = t.iteration();
