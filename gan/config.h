@@ -45,6 +45,7 @@ struct TrainConfig {
   double ema_decay = 0.9999;
   int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
   bool amp = true;                 // bf16 autocast, on CUDA only (CPU stays fp32)
+  bool channels_last = false;      // NHWC weights and images (see gan/models/memory_format.h)
   std::string device = "auto";     // cpu | cuda | auto
   int64_t log_every = 50;
   int64_t sample_every = 1000;

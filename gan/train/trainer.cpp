@@ -11,6 +11,7 @@
 
 #include "core/compat.h"
 #include "core/error.h"
+#include "gan/models/memory_format.h"
 #include "gan/models/init.h"
 #include "gan/train/png.h"
 #include "gan/train/distributed.h"
@@ -55,6 +56,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   init_weights(*d_, cfg.model.init);
   g_->to(device_);
   d_->to(device_);
+  if (cfg.train.channels_last) to_channels_last(*g_), to_channels_last(*d_);
   g_->train();
   d_->train();
   opt_g_ = std::make_unique<torch::optim::Adam>(g_->parameters(), adam(cfg.train.g_lr, cfg.train));
@@ -62,6 +64,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   if (cfg.train.ema) {
     g_ema_ = Generator(cfg.model, cfg.generator);
     g_ema_->to(device_);
+    if (cfg.train.channels_last) to_channels_last(*g_ema_);
     g_ema_->eval();
     set_requires_grad(*g_ema_, false);
     ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start);
@@ -91,7 +94,8 @@ void Trainer::step(BatchSource& real) {
       const Batch b = real.next();
       if (b.images.size(0) != mb)
         fail("batch source: expected batches of ", mb, " images, got ", b.images.size(0));
-      const torch::Tensor x = b.images.to(device_, /*non_blocking=*/true);
+      torch::Tensor x = b.images.to(device_, /*non_blocking=*/true);
+      if (cfg_.train.channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
       const torch::Tensor y = b.labels.to(device_, /*non_blocking=*/true);
       auto [z, y_fake] = sample_zy(mb);
       torch::Tensor out;
