@@ -120,6 +120,10 @@ TEST(SyncBatchNorm, GeneratorWithIdentityReducerMatchesPlain) {
       "sync bn test");
   torch::manual_seed(5);
   Generator a(cfg.model, cfg.generator), b(cfg.model, cfg.generator);
+  // Double: fp32 noise through seven BNs would hide a real difference (and the conv biases
+  // in front of a BN have an exactly zero gradient, so only noise).
+  a->to(torch::kDouble);
+  b->to(torch::kDouble);
   {
     torch::NoGradGuard ng;
     auto pa = a->named_parameters(), pb = b->named_parameters();
@@ -128,22 +132,22 @@ TEST(SyncBatchNorm, GeneratorWithIdentityReducerMatchesPlain) {
   }
   IdentityReducer id;
   b->set_batch_reducer(&id);
-  const torch::Tensor z = torch::randn({6, 16});
+  const torch::Tensor z = torch::randn({6, 16}, torch::kDouble);
   const torch::Tensor y = torch::randint(0, 4, {6}, torch::kLong);
-  const torch::Tensor r = torch::randn({6, 1, 32, 32});
+  const torch::Tensor r = torch::randn({6, 1, 32, 32}, torch::kDouble);
   const torch::Tensor oa = a->forward(z, y), ob = b->forward(z, y);
   (oa * r).sum().backward();
   (ob * r).sum().backward();
-  EXPECT_TRUE(test::close(ob, oa, 1e-4, 1e-5));
+  EXPECT_TRUE(test::close(ob, oa, 1e-9, 1e-11));
   auto pb = b->named_parameters();
   for (auto& kv : a->named_parameters())
-    EXPECT_TRUE(test::close(pb[kv.key()].grad(), kv.value().grad(), 1e-3, 1e-5)) << kv.key();
+    EXPECT_TRUE(test::close(pb[kv.key()].grad(), kv.value().grad(), 1e-7, 1e-10)) << kv.key();
   auto bb = b->named_buffers();
   int64_t bn_buffers = 0;
   for (auto& kv : a->named_buffers()) {
     if (kv.key().find("running_") == std::string::npos) continue;
     ++bn_buffers;
-    EXPECT_TRUE(test::close(bb[kv.key()], kv.value(), 1e-5, 1e-6)) << kv.key();
+    EXPECT_TRUE(test::close(bb[kv.key()], kv.value(), 1e-9, 1e-11)) << kv.key();
   }
   EXPECT_GE(bn_buffers, 2 * 7) << "3 blocks x 2 CBN + out_bn, mean and var each";
   // State-dict keys are those of the plain generator.

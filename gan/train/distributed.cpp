@@ -139,7 +139,8 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
 void DataParallel::all_reduce_sum(torch::Tensor& t) {
 #ifdef HAMGAN_HAVE_NCCL
   if (impl_->nccl && !t.is_cuda()) {  // NCCL reduces device memory only (e.g. the stop flags)
-    torch::Tensor d = t.to(torch::Device(torch::kCUDA, env_.local_rank));
+    const auto gpu = env_.local_rank % static_cast<int>(torch::cuda::device_count());
+    torch::Tensor d = t.to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)));
     all_reduce_sum(d);
     t.copy_(d);
     return;
