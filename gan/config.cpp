@@ -99,6 +99,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.checkpoint_every = t.integer("checkpoint_every", 1000, 0);
   cfg.train.keep_checkpoints = t.integer("keep_checkpoints", 3, 1);
   cfg.train.time_limit_minutes = t.real("time_limit_minutes", 0.0, 0.0);
+  cfg.train.sync_bn = t.boolean("sync_bn", false);
   t.finish();
 
   ConfigNode dt = top.child("data");

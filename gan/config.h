@@ -52,6 +52,7 @@ struct TrainConfig {
   int64_t checkpoint_every = 1000;
   int64_t keep_checkpoints = 3;    // newest K kept, plus any marked best
   double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
+  bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
 };
 
 struct DataConfig {

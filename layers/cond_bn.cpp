@@ -34,7 +34,7 @@ torch::Tensor CondBatchNorm2dImpl::forward(const torch::Tensor& x, const torch::
     bias = bias_lin_->forward(cond);
   }
   const auto b = x.size(0), c = x.size(1);
-  return bn_->forward(x) * (1 + gain.view({b, c, 1, 1})) + bias.view({b, c, 1, 1});
+  return batch_norm_2d(*bn_, x, reducer_) * (1 + gain.view({b, c, 1, 1})) + bias.view({b, c, 1, 1});
 }
 
 }  // namespace hamgan

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "layers/spectral_norm.h"
+#include "layers/sync_batch_norm.h"
 
 namespace hamgan {
 
@@ -21,9 +22,12 @@ class CondBatchNorm2dImpl : public torch::nn::Module {
   CondBatchNorm2dImpl(int64_t channels, CondSpec cond, double bn_eps, SNOptions sn);
   // cond: int64 labels (B) or a float matrix (B x dim), as given by the CondSpec.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond);
+  // Non-null: training-mode statistics over all ranks (synchronised BN); not owned.
+  void set_batch_reducer(BatchReducer* r) { reducer_ = r; }
 
  private:
   CondSpec cond_;
+  BatchReducer* reducer_ = nullptr;
   torch::nn::BatchNorm2d bn_{nullptr};
   torch::nn::Embedding gain_emb_{nullptr}, bias_emb_{nullptr};
   SNLinear gain_lin_{nullptr}, bias_lin_{nullptr};

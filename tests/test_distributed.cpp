@@ -2,13 +2,7 @@
 // discriminator update (hinge loss, Adam) as 1 process with batch 2B. The test binary
 // re-launches itself as the two workers (HAMGAN_DIST_WORKER set), so this file has its
 // own main().
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,8 +12,7 @@
 #include "gan/models/discriminator.h"
 #include "gan/train/distributed.h"
 #include "support/oracle.h"
-
-extern char** environ;
+#include "support/process.h"
 
 using namespace hamgan;
 
@@ -84,37 +77,6 @@ int worker() {
   return 0;
 }
 
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
-}
-
-pid_t spawn_worker(int rank, int port, const std::string& work) {
-  std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
-  env_s.push_back("HAMGAN_DIST_WORKER=1");
-  env_s.push_back("HAMGAN_DIST_DIR=" + work);
-  env_s.push_back("RANK=" + std::to_string(rank));
-  env_s.push_back("WORLD_SIZE=2");
-  env_s.push_back("MASTER_ADDR=127.0.0.1");
-  env_s.push_back("MASTER_PORT=" + std::to_string(port));
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  char exe[] = "/proc/self/exe";
-  char* argv[] = {exe, nullptr};
-  pid_t pid = -1;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return -1;
-  return pid;
-}
-
 }  // namespace
 
 TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
@@ -137,15 +99,9 @@ TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
   torch::save(init, work + "/init.pt");
   torch::save(batch, work + "/batch.pt");
 
-  const int port = free_port();
-  const pid_t p0 = spawn_worker(0, port, work), p1 = spawn_worker(1, port, work);
-  ASSERT_GT(p0, 0);
-  ASSERT_GT(p1, 0);
-  int s0 = -1, s1 = -1;
-  waitpid(p0, &s0, 0);
-  waitpid(p1, &s1, 0);
-  ASSERT_TRUE(WIFEXITED(s0) && WEXITSTATUS(s0) == 0) << "rank 0 failed";
-  ASSERT_TRUE(WIFEXITED(s1) && WEXITSTATUS(s1) == 0) << "rank 1 failed";
+  ASSERT_EQ(test::run_ranks(2, {"HAMGAN_DIST_WORKER=1", "HAMGAN_DIST_DIR=" + work},
+                            work + "/rank", 60),
+            "");
 
   const auto single = d_step(d, nullptr, batch[0], batch[1], batch[2]);
   std::vector<torch::Tensor> r0, r1;

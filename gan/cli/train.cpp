@@ -136,7 +136,7 @@ int train(int argc, char** argv) {
   to.out_dir = r["out"].as<std::string>();
   std::unique_ptr<DataParallel> dp;
   if (env.enabled()) {
-    dp = std::make_unique<DataParallel>(env);
+    dp = std::make_unique<DataParallel>(env, resolve_device(cfg.train.device));
     to.dp = dp.get();
   }
   hamgan::train(cfg, to, make_source);  // a signal or the time limit also ends with 0

@@ -59,10 +59,16 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, const torch::Tensor
       record(trace, "context", h, context_.module.get());
     }
   }
-  h = out_conv_->forward(torch::relu(out_bn_->forward(h)));
+  h = out_conv_->forward(torch::relu(batch_norm_2d(*out_bn_, h, reducer_)));
   record(trace, "out_bn+out_conv", h, nullptr);
   if (trace) trace->back().params = count_params(*out_bn_) + count_params(*out_conv_);
   return torch::tanh(h);
+}
+
+void GeneratorImpl::set_batch_reducer(BatchReducer* r) {
+  reducer_ = r;
+  for (const auto& m : modules(/*include_self=*/false))
+    if (auto* bn = m->as<CondBatchNorm2dImpl>()) bn->set_batch_reducer(r);
 }
 
 }  // namespace hamgan

@@ -18,6 +18,8 @@ class GeneratorImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& z, const torch::Tensor& y, Trace* trace = nullptr);
 
   int64_t z_dim() const { return z_dim_; }
+  // Synchronised BN over data-parallel ranks for every BN in G (null: per-rank statistics).
+  void set_batch_reducer(BatchReducer* r);
 
  private:
   int64_t z_dim_, chunk_ = 0, bottom_ch_ = 0;
@@ -28,6 +30,7 @@ class GeneratorImpl : public torch::nn::Module {
   ContextSlot context_;
   torch::nn::BatchNorm2d out_bn_{nullptr};
   SNConv2d out_conv_{nullptr};
+  BatchReducer* reducer_ = nullptr;  // not owned
 };
 TORCH_MODULE(Generator);
 

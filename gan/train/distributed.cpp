@@ -10,7 +10,14 @@
 #endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+// NCCL only where LibTorch was built with it (its headers ship without it, too).
+#if defined(USE_C10D_NCCL) && __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>)
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#define HAMGAN_HAVE_NCCL 1
 #endif
+#endif
+
+#include <iostream>
 
 namespace hamgan {
 
@@ -32,6 +39,7 @@ DistEnv dist_env_from_environment() {
   e.rank = env_int("RANK", 0, 0, e.world_size - 1);
   if (const char* a = std::getenv("MASTER_ADDR")) e.master_addr = a;
   e.master_port = env_int("MASTER_PORT", 29500, 1, 65535);
+  e.local_rank = env_int("LOCAL_RANK", e.rank, 0, 1 << 16);
   return e;
 }
 
@@ -39,21 +47,43 @@ DistEnv dist_env_from_environment() {
 
 struct DataParallel::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef HAMGAN_HAVE_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+  // Calls f on the process group in use (both classes have the same collective methods).
+  template <class F>
+  auto with_pg(F&& f) {
+#ifdef HAMGAN_HAVE_NCCL
+    if (nccl) return f(*nccl);
+#endif
+    return f(*gloo);
+  }
 };
 
-DataParallel::DataParallel(const DistEnv& env) : env_(env), impl_(std::make_unique<Impl>()) {
+DataParallel::DataParallel(const DistEnv& env, torch::Device device)
+    : env_(env), impl_(std::make_unique<Impl>()) {
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(env.master_port);
   opts.isServer = env.rank == 0;
   opts.numWorkers = static_cast<std::size_t>(env.world_size);
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
+#ifdef HAMGAN_HAVE_NCCL
+    if (device.is_cuda()) {
+      impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          impl_->store, env.rank, env.world_size, c10d::ProcessGroupNCCL::Options::create());
+      return;
+    }
+#else
+    if (device.is_cuda() && env.rank == 0)
+      std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
+#endif
     auto pg_opts = c10d::ProcessGroupGloo::Options::create();
     pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
         env.master_addr == "localhost" ? "127.0.0.1" : env.master_addr));
-    impl_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
-                                                            env.world_size, pg_opts);
+    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
+                                                              env.world_size, pg_opts);
   } catch (const std::exception& e) {
     fail("distributed rendezvous at ", env.master_addr, ":", env.master_port, " (rank ",
          env.rank, " of ", env.world_size, ") failed: ", e.what());
@@ -69,7 +99,7 @@ void DataParallel::broadcast(torch::nn::Module& m) {
   for (auto& b : m.buffers()) all.push_back(b);
   for (auto& t : all) {
     std::vector<torch::Tensor> one{t};
-    impl_->pg->broadcast(one)->wait();
+    impl_->with_pg([&](auto& pg) { pg.broadcast(one)->wait(); });
   }
 }
 
@@ -94,7 +124,7 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
     std::vector<torch::Tensor> flat_in;
     for (size_t k = i; k < j; ++k) flat_in.push_back(grads[k].reshape({-1}));
     std::vector<torch::Tensor> flat{torch::cat(flat_in)};
-    impl_->pg->allreduce(flat)->wait();
+    impl_->with_pg([&](auto& pg) { pg.allreduce(flat)->wait(); });
     flat[0].div_(env_.world_size);
     int64_t off = 0;
     for (size_t k = i; k < j; ++k) {
@@ -107,16 +137,27 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
 }
 
 void DataParallel::all_reduce_sum(torch::Tensor& t) {
+#ifdef HAMGAN_HAVE_NCCL
+  if (impl_->nccl && !t.is_cuda()) {  // NCCL reduces device memory only (e.g. the stop flags)
+    const auto gpu = env_.local_rank % static_cast<int>(torch::cuda::device_count());
+    torch::Tensor d = t.to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)));
+    all_reduce_sum(d);
+    t.copy_(d);
+    return;
+  }
+#endif
   std::vector<torch::Tensor> one{t};
-  impl_->pg->allreduce(one)->wait();
+  impl_->with_pg([&](auto& pg) { pg.allreduce(one)->wait(); });
 }
 
-void DataParallel::barrier() { impl_->pg->barrier()->wait(); }
+void DataParallel::barrier() {
+  impl_->with_pg([&](auto& pg) { pg.barrier()->wait(); });
+}
 
 #else  // built without Gloo headers
 
 struct DataParallel::Impl {};
-DataParallel::DataParallel(const DistEnv& env) : env_(env) {
+DataParallel::DataParallel(const DistEnv& env, torch::Device) : env_(env) {
   fail("hamgan was built without Gloo (c10d); multi-process training is unavailable");
 }
 DataParallel::~DataParallel() = default;

@@ -1,11 +1,14 @@
-// Multi-process data parallel over c10d: a TCPStore rendezvous and a Gloo process group
-// (CPU, and CUDA tensors through Gloo's host staging). Rank 0 broadcasts parameters and
-// buffers; gradients are averaged with all-reduce over flattened buckets.
+// Multi-process data parallel over c10d: a TCPStore rendezvous and a process group: NCCL
+// for CUDA when LibTorch has it (USE_C10D_NCCL), else Gloo (CPU, and CUDA tensors through
+// Gloo's host staging). Rank 0 broadcasts parameters and buffers; gradients are averaged
+// with all-reduce over flattened buckets.
 #pragma once
 #include <torch/torch.h>
 
 #include <memory>
 #include <string>
+
+#include "layers/all_reduce_sum.h"
 
 namespace hamgan {
 
@@ -15,23 +18,26 @@ struct DistEnv {
   int world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  int local_rank = 0;  // LOCAL_RANK (the GPU of this worker), else rank
   bool enabled() const { return world_size > 1; }
 };
 DistEnv dist_env_from_environment();
 
-class DataParallel {
+class DataParallel : public BatchReducer {
  public:
-  explicit DataParallel(const DistEnv& env);
-  ~DataParallel();
+  // `device`: where the tensors live; CUDA selects NCCL when available.
+  explicit DataParallel(const DistEnv& env, torch::Device device = torch::kCPU);
+  ~DataParallel() override;
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }
+  int local_rank() const { return env_.local_rank; }
 
   // Copies rank 0's parameters and buffers into every rank.
   void broadcast(torch::nn::Module& m);
   // Averages the gradients of m's parameters over ranks, `bucket_bytes` at a time.
   void average_gradients(torch::nn::Module& m, int64_t bucket_bytes = 25 << 20);
-  // Sums `t` in place over ranks.
-  void all_reduce_sum(torch::Tensor& t);
+  // Sums `t` (dense, contiguous) in place over ranks; also the synchronised-BN reducer.
+  void all_reduce_sum(torch::Tensor& t) override;
   void barrier();
 
  private:

@@ -73,6 +73,10 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
 }
 
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
+  if (latent_override_) {
+    auto [z, y] = latent_override_(n);
+    return {z.to(device_), y.to(device_)};
+  }
   // Drawn on the CPU from one generator: the same stream on every device, checkpointable.
   torch::Tensor z = torch::randn({n, g_->z_dim()}, rng_);
   torch::Tensor y = torch::randint(cfg_.model.n_classes, {n}, rng_, torch::kLong);
@@ -224,10 +228,14 @@ std::pair<torch::Tensor, torch::Tensor> grid_inputs(const Config& cfg) {
 
 void Trainer::set_data_parallel(DataParallel* dp) {
   dp_ = dp;
+  g_->set_batch_reducer(nullptr);
   if (!dp_) return;
   dp_->broadcast(*g_);
   dp_->broadcast(*d_);
   if (ema_) dp_->broadcast(*g_ema_);
+  // Synchronised BN: G's training-mode statistics over the global batch (world 1 or off:
+  // untouched, per-rank statistics).
+  if (cfg_.train.sync_bn && dp_->world_size() > 1) g_->set_batch_reducer(dp_);
   // Distinct fakes per rank; rank 0 keeps the stream a 1-process resume continues.
   if (dp_->rank() > 0)
     rng_.set_current_seed(splitmix64(static_cast<uint64_t>(cfg_.train.seed) ^
@@ -244,7 +252,10 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   fs::create_directories(ckpt_dir);
   fs::create_directories(sample_dir);
 
-  const torch::Device device = resolve_device(cfg.train.device);
+  torch::Device device = resolve_device(cfg.train.device);
+  if (device.is_cuda() && opt.dp)  // one GPU per local worker
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(
+                                             opt.dp->local_rank() % torch::cuda::device_count()));
   Trainer t(cfg, device);
   LoaderState start;
   int64_t last_ckpt_resumed = -1;

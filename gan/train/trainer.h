@@ -55,6 +55,10 @@ class Trainer {
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
   // averaged after each backward, and each rank draws its own z and fake labels.
   void set_data_parallel(DataParallel* dp);
+  // Tests only: replaces every z / fake-label draw (n rows) by f(n); the run RNG is unused.
+  void set_latent_override(std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> f) {
+    latent_override_ = std::move(f);
+  }
 
  private:
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
@@ -71,6 +75,7 @@ class Trainer {
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
   torch::Tensor stats_;
+  std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> latent_override_;
 };
 
 enum class TrainOutcome { Finished, Interrupted, TimeLimit };

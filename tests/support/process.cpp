@@ -1,0 +1,127 @@
+#include "support/process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern "C" char** environ;
+
+namespace hamgan::test {
+
+int free_loopback_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (s < 0 || bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error("no free loopback port");
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+            const std::string& log_path) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    bool replaced = false;
+    for (const auto& x : extra_env)
+      replaced |= v.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    if (!replaced) env.push_back(v);
+  }
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<std::string> args = argv;
+  std::vector<char*> av, ev;
+  for (auto& a : args) av.push_back(a.data());
+  av.push_back(nullptr);
+  for (auto& e : env) ev.push_back(e.data());
+  ev.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!log_path.empty()) {
+    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0].c_str(), &fa, nullptr, av.data(), ev.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
+  return pid;
+}
+
+int wait_for(pid_t pid, double timeout_s) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+ChildGuard::~ChildGuard() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string run_ranks(int world, const std::vector<std::string>& extra_env,
+                      const std::string& log_prefix, double timeout_s) {
+  const int port = free_loopback_port();
+  std::vector<std::unique_ptr<ChildGuard>> kids;
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> env = extra_env;
+    env.push_back("RANK=" + std::to_string(r));
+    env.push_back("WORLD_SIZE=" + std::to_string(world));
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back("MASTER_PORT=" + std::to_string(port));
+    kids.push_back(std::make_unique<ChildGuard>(
+        spawn({"/proc/self/exe"}, env, log_prefix + std::to_string(r) + ".log")));
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string why;
+  for (int r = 0; r < world; ++r) {
+    const double left =
+        std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
+    const int status = wait_for(kids[r]->pid(), std::max(left, 0.0));
+    kids[r]->release();
+    if (status == -1)
+      why += "rank " + std::to_string(r) + " timed out after " + std::to_string(timeout_s) + " s\n";
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      why += "rank " + std::to_string(r) + " failed (wait status " + std::to_string(status) + ")\n";
+  }
+  if (!why.empty())
+    for (int r = 0; r < world; ++r)
+      why += "--- rank " + std::to_string(r) + " log:\n" +
+             read_text(log_prefix + std::to_string(r) + ".log");
+  return why;
+}
+
+}  // namespace hamgan::test

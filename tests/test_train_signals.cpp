@@ -1,0 +1,98 @@
+// SIGTERM and SIGINT to the real `hamgan train` (issue 4, checkpoints and resume): the run
+// finishes its step, writes a checkpoint, says so and exits 0; a second run resumes from
+// that iteration. Each child is bounded in time and killed if the test fails.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "gan/train/checkpoint.h"
+#include "support/process.h"
+
+namespace fs = std::filesystem;
+using namespace hamgan;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
+  return v;
+}
+
+std::vector<std::string> train_args(const fs::path& out, int64_t iterations) {
+  return {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "--threads", "1",
+          "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out", out.string(),
+          "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1",
+          "train.sample_every=0", "train.checkpoint_every=0", "train.device=cpu",
+          "train.iterations=" + std::to_string(iterations)};
+}
+
+int64_t metrics_lines(const fs::path& out) {
+  const std::string s = test::read_text((out / "metrics.jsonl").string());
+  return std::count(s.begin(), s.end(), '\n');
+}
+
+// Starts a long run, waits until metrics.jsonl has more than `after` lines (iterations
+// done in this run), sends `sig`; returns the exit status (-1: timed out) and the output.
+std::pair<int, std::string> train_then_signal(const fs::path& out, int sig, int64_t after,
+                                              const std::string& log) {
+  test::ChildGuard child(test::spawn(train_args(out, 1000000), {}, log));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (metrics_lines(out) <= after && std::chrono::steady_clock::now() < end) {
+    int status = 0;
+    if (waitpid(child.pid(), &status, WNOHANG) == child.pid()) {
+      child.release();
+      return {-2, test::read_text(log)};  // exited before making progress
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (metrics_lines(out) <= after) return {-1, "no progress in 60 s\n" + test::read_text(log)};
+  kill(child.pid(), sig);
+  const int status = test::wait_for(child.pid(), 60);
+  child.release();
+  return {status, test::read_text(log)};
+}
+
+int64_t stopped_iteration(const std::string& output, int sig) {
+  std::smatch m;
+  const std::regex re("stopped by signal " + std::to_string(sig) +
+                      " after iteration ([0-9]+); checkpoint (\\S+)");
+  if (!std::regex_search(output, m, re)) return -1;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
+  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "signals_run";
+  fs::remove_all(out);
+
+  // SIGTERM after at least one iteration.
+  const auto [st1, out1] = train_then_signal(out, SIGTERM, 0, (out.string() + "_1.log"));
+  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 0) << "status " << st1 << "\n" << out1;
+  const int64_t it1 = stopped_iteration(out1, SIGTERM);
+  ASSERT_GE(it1, 1) << out1;
+  const CheckpointData c1 = load_checkpoint(checkpoint_path((out / "checkpoints").string(), it1));
+  EXPECT_EQ(c1.iteration, it1);
+
+  // Resume: continues at it1 + 1; SIGINT once it has done at least one more iteration.
+  const int64_t lines1 = metrics_lines(out);
+  const auto [st2, out2] = train_then_signal(out, SIGINT, lines1, (out.string() + "_2.log"));
+  ASSERT_TRUE(st2 >= 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0) << "status " << st2 << "\n" << out2;
+  EXPECT_NE(out2.find("resuming from"), std::string::npos) << out2;
+  EXPECT_NE(out2.find("(iteration " + std::to_string(it1) + ")"), std::string::npos) << out2;
+  const int64_t it2 = stopped_iteration(out2, SIGINT);
+  ASSERT_GT(it2, it1) << out2;
+  const CheckpointData c2 = load_checkpoint(checkpoint_path((out / "checkpoints").string(), it2));
+  EXPECT_EQ(c2.iteration, it2);
+  // The metrics log continues without a gap: the first line of the resumed run is it1 + 1.
+  const std::string metrics = test::read_text((out / "metrics.jsonl").string());
+  EXPECT_NE(metrics.find("\"iteration\": " + std::to_string(it1 + 1) + ","), std::string::npos)
+      << metrics.substr(0, 2000);
+}
