@@ -1,7 +1,7 @@
 // FID of checkpoints: fid.csv reading/appending (skip scored rows, clear errors), the fid.png
 // line plot, `hamgan fid --checkpoint` against the same samples written as PNG and read back
-// with --fake, and `hamgan fid --run` scoring only new checkpoints. Inception weights: the
-// random-weight file of the inception oracle (build/oracle/inception/zip_dict.pth).
+// with --fake, and `hamgan fid --run` scoring only new checkpoints. Inception weights: random,
+// written by tests/oracle/fid_run.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,10 +34,7 @@ std::string fresh(const std::string& name) {
   return p.string();
 }
 
-std::string weights() {
-  const char* b = std::getenv("HAMGAN_BINARY_DIR");
-  return std::string(b ? b : ".") + "/oracle/inception/zip_dict.pth";
-}
+std::string weights() { return test::oracle_path("inception_random.pth"); }
 
 // Runs `hamgan fid ...` in-process; returns its stdout.
 std::string fid_cli(std::vector<std::string> args) {

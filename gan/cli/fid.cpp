@@ -145,6 +145,12 @@ int fid_of_samples(const cxxopts::ParseResult& r) {
   } else {
     first = r["checkpoint"].as<std::string>();
   }
+  if (run && eval::unscored_checkpoints(r["run"].as<std::string>()).empty()) {  // no need for the net
+    eval::plot_run(r["run"].as<std::string>());
+    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << r["run"].as<std::string>()
+              << "/fid.csv\n";
+    return 0;
+  }
   const CheckpointData ck = load_checkpoint(first, opt.device);
   const auto net = make_net(r, &ck.config);
   const int64_t n = r["n"].as<int64_t>() > 0 ? r["n"].as<int64_t>() : ck.config.eval.fid_n;

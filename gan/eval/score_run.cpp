@@ -28,6 +28,14 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
   return out;
 }
 
+std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir) {
+  const auto done = metrics::scored_iterations(metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string()));
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (const auto& c : run_checkpoints(run_dir))
+    if (!done.count(c.first)) out.push_back(c);
+  return out;
+}
+
 void plot_run(const std::string& run_dir) {
   const auto rows = metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
@@ -39,11 +47,9 @@ void plot_run(const std::string& run_dir) {
 std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                        const metrics::InceptionExtractor& net, std::ostream& log) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
-  const auto done = metrics::scored_iterations(metrics::read_fid_csv(csv));
   std::vector<metrics::FidRow> added;
   bool said_kid = false;
-  for (const auto& [iteration, path] : run_checkpoints(opt.run_dir)) {
-    if (done.count(iteration)) continue;
+  for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {
     if (!ref.pool.defined() && !said_kid) log << "note: " << ref.no_kid_why << "; the kid column stays empty\n";
     said_kid = true;
     log << "scoring " << path << " (" << opt.n << " samples)\n" << std::flush;
@@ -60,7 +66,7 @@ std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Referen
         << sc.kid << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
         << std::defaultfloat << std::flush;
   }
-  if (added.empty()) log << "all " << done.size() << " scored checkpoints are up to date in " << csv << "\n";
+  if (added.empty()) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);
   return added;
 }

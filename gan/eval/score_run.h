@@ -21,6 +21,8 @@ struct RunScoreOptions {
 
 // (iteration, path) of DIR/checkpoints/ckpt_<iteration>[.best].pt, oldest first.
 std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& run_dir);
+// The checkpoints of run_checkpoints() whose iteration has no row in DIR/fid.csv yet.
+std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
 std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                        const metrics::InceptionExtractor& net, std::ostream& log);
