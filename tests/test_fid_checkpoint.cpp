@@ -13,6 +13,7 @@
 #include "gan/sample/sampler.h"
 #include "gan/train/png.h"
 #include "metrics/frechet.h"
+#include "metrics/statistics.h"
 #include "metrics/image_dir.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
