@@ -175,8 +175,9 @@ int fid_of_samples(const cxxopts::ParseResult& r) {
   }
   const sample::Sampler s(ck, opt, std::cerr);
   const eval::Score sc = eval::score_samples(s, n, net, ref, r.count("all") > 0, quantize);
-  std::cerr << first << ": " << sc.n << " samples scored in " << std::fixed << std::setprecision(2) << sc.seconds
-            << " s (" << sc.n / sc.seconds << " images/s)\n" << std::defaultfloat;
+  std::cerr << first << ": " << sc.n << " samples drawn and through Inception in " << std::fixed
+            << std::setprecision(2) << sc.sample_seconds << " s (" << sc.n / sc.sample_seconds
+            << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
   print_score(sc, r.count("all") > 0, ref);
   return 0;
 }

@@ -20,6 +20,7 @@ Score score_samples(const sample::Sampler& s, int64_t n, const metrics::Inceptio
   const bool logits = all && net.has_logits();
   const metrics::Features f = metrics::extract_features(net, sample::sample_batches(s, items, net, quantize), logits);
   Score r;
+  r.sample_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   r.is = r.is_std = r.kid = r.kid_std = nan;
   r.n = f.pool.size(0);

@@ -15,7 +15,8 @@ struct Score {
   double is = 0, is_std = 0;    // NaN unless computed
   double kid = 0, kid_std = 0;  // NaN unless computed (needs real features)
   int64_t n = 0;
-  double seconds = 0;
+  double seconds = 0;          // everything (the 2048-d Frechet distance alone takes seconds)
+  double sample_seconds = 0;   // sampling + Inception features only
 };
 
 // all: also IS (min(10, n) splits) and KID (when ref has features). quantize: score the
