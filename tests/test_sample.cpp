@@ -190,3 +190,21 @@ TEST(Interpolation, EndsAreTheTwoLatents) {
   EXPECT_TRUE(test::close(z[1], z0 * (2.0 / 3) + z1 * (1.0 / 3), 1e-6, 1e-6));
   EXPECT_NE(test::error_of([&] { sample::interpolation_latents(z0, z1, 1); }).find("--steps 1"), std::string::npos);
 }
+
+// The eval section: typed keys, unknown keys rejected, and checkpoints whose stored config
+// predates it (no eval section) still load, with the defaults.
+TEST(EvalConfig, KeysDefaultsAndOldCheckpoints) {
+  const Config c = parse_config("eval: {inception: /w/pt_inception.pth, fid_n: 500}", "eval test");
+  EXPECT_EQ(c.eval.inception, "/w/pt_inception.pth");
+  EXPECT_EQ(c.eval.fid_n, 500);
+  const std::string e = test::error_of([] { parse_config("eval: {inceptoin: x}", "eval test"); });
+  EXPECT_NE(e.find("'eval.inceptoin'"), std::string::npos) << e;
+  const std::string p = fresh("old") + "/ckpt_000000005.pt";
+  const std::string yaml = test::tiny_checkpoint_yaml();
+  ASSERT_EQ(yaml.find("eval"), std::string::npos);
+  test::write_tiny_checkpoint(p, 5, true, 1, yaml, /*raw_yaml=*/true);
+  const CheckpointData old = load_checkpoint(p);
+  EXPECT_EQ(old.config_yaml, yaml);
+  EXPECT_EQ(old.config.eval.inception, "");
+  EXPECT_EQ(old.config.eval.fid_n, 10000);
+}

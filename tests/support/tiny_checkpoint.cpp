@@ -20,7 +20,7 @@ std::string tiny_checkpoint_yaml(const std::string& eval) {
 }
 
 void write_tiny_checkpoint(const std::string& path, int64_t iteration, bool ema, uint64_t seed,
-                           const std::string& yaml) {
+                           const std::string& yaml, bool raw_yaml) {
   const Config cfg = parse_config(yaml, "tiny checkpoint config");
   torch::manual_seed(seed);
   Generator g(cfg.model, cfg.generator);
@@ -32,7 +32,7 @@ void write_tiny_checkpoint(const std::string& path, int64_t iteration, bool ema,
   torch::optim::Adam og(g->parameters()), od(d->parameters());
   CheckpointWrite w;
   w.iteration = iteration;
-  w.config_yaml = to_yaml(cfg.resolved);
+  w.config_yaml = raw_yaml ? yaml : to_yaml(cfg.resolved);
   w.g = g.get();
   w.d = d.get();
   w.g_ema = ema ? g_ema.get() : nullptr;
