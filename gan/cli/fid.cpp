@@ -155,8 +155,9 @@ int fid_of_samples(const cxxopts::ParseResult& r) {
   const auto net = make_net(r, &ck.config);
   const int64_t n = r["n"].as<int64_t>() > 0 ? r["n"].as<int64_t>() : ck.config.eval.fid_n;
   const auto t0 = std::chrono::steady_clock::now();
-  const eval::Reference ref = eval::load_reference(
-      r["real"].as<std::string>(), reference_options(r, r["real-n"].as<int64_t>(), &ck.config), net);
+  eval::ReferenceOptions real_opt = reference_options(r, r["real-n"].as<int64_t>(), &ck.config);
+  if (real_opt.n == 0) real_opt.n = n, real_opt.at_most = true;  // as many real images as samples, or all if fewer
+  const eval::Reference ref = eval::load_reference(r["real"].as<std::string>(), real_opt, net);
   if (ref.pool.defined())
     std::cerr << r["real"].as<std::string>() << ": " << ref.pool.size(0) << " real images in " << std::fixed
               << std::setprecision(2) << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
@@ -194,7 +195,7 @@ int fid(int argc, char** argv) {
       "fake", "image directory to score", cxxopts::value<std::string>())(
       "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/fid.csv",
       cxxopts::value<std::string>())(
-      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0 = all)",
+      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as --n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "also Inception Score and KID (KID needs --real to be a directory)");

@@ -1,5 +1,7 @@
 #include "gan/eval/reference.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "gan/data/sources.h"
 #include "gan/eval/dataset_source.h"
@@ -16,7 +18,8 @@ metrics::Features data_features(const std::string& path, const ReferenceOptions&
   dc.format = opt.format.empty() ? detect_format(path) : opt.format;
   const int64_t channels = opt.channels > 0 ? opt.channels : (dc.format == "fmnist" ? 1 : 3);
   auto data = open_dataset(dc, opt.resolution, channels);
-  return metrics::extract_features(net, dataset_batches(data, opt.n, net, opt.batch, opt.workers), false);
+  const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
+  return metrics::extract_features(net, dataset_batches(data, n, net, opt.batch, opt.workers), false);
 }
 
 Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::InceptionExtractor& net) {
@@ -29,7 +32,8 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
   // An image directory unless it is (or is asked to be read as) a non-folder data source.
   const std::string f = opt.format.empty() ? detect_format(real) : opt.format;
   if (f == "folder" && opt.format.empty()) {
-    const auto files = metrics::list_images(real, opt.n);
+    auto files = metrics::list_images(real, opt.at_most ? 0 : opt.n);
+    if (opt.at_most && opt.n > 0 && static_cast<int64_t>(files.size()) > opt.n) files.resize(static_cast<size_t>(opt.n));
     r.pool = metrics::extract_features(net, metrics::image_batches(files, net, opt.batch, opt.workers), false).pool;
   } else {
     r.pool = data_features(real, opt, net).pool;

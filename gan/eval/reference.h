@@ -11,6 +11,7 @@ namespace hamgan::eval {
 struct ReferenceOptions {
   std::string format;   // data source format ("" = detect): fmnist | cifar10 | folder | packed
   int64_t n = 0;        // first n real images (0 = all)
+  bool at_most = false; // n is an upper bound: fewer images are fine (else an error)
   int64_t resolution = 32, channels = 0;  // data sources are read at this size (channels 0: 1 for fmnist, else 3)
   int64_t batch = 50;
   int workers = 4;
