@@ -107,6 +107,11 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.data.path = dt.string("path", "/usr/share/datasets/fashion-mnist");
   dt.finish();
 
+  ConfigNode ev = top.child("eval");  // absent in older checkpoints' configs: defaults
+  cfg.eval.inception = ev.string("inception", "");
+  cfg.eval.fid_n = ev.integer("fid_n", 10000, 2, int64_t(1) << 32);
+  ev.finish();
+
   top.finish();
   cfg.resolved = source->resolved;
   return cfg;

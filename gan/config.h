@@ -60,12 +60,20 @@ struct DataConfig {
   std::string path = "/usr/share/datasets/fashion-mnist";
 };
 
+// Evaluation (FID/IS/KID): Inception weights path ("" = --inception or $HAMGAN_INCEPTION
+// must give one) and the default number of samples `hamgan fid --run/--checkpoint` draws.
+struct EvalConfig {
+  std::string inception;
+  int64_t fid_n = 10000;
+};
+
 struct Config {
   ModelConfig model;
   GeneratorConfig generator;
   DiscriminatorConfig discriminator;
   TrainConfig train;
   DataConfig data;
+  EvalConfig eval;
   std::string source;   // file it came from
   YAML::Node resolved;  // every key with its resolved value
 };

@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
       {"prepare", "convert a dataset into one packed file for fast training", prepare},
       {"train", "train (or resume) a GAN into --out DIR", train},
       {"bench", "benchmarks: bench train | bench context", bench},
+      {"sample", "PNG samples of a checkpoint (ImageFolder layout), class grid, interpolations", sample_cmd},
       {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
   };
   return all;

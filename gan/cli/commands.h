@@ -8,6 +8,10 @@
 
 #include "gan/config.h"
 
+namespace hamgan::sample {
+struct SamplerOptions;
+}
+
 namespace hamgan::cli {
 
 struct Command {
@@ -31,5 +35,10 @@ int bench(int argc, char** argv);  // dispatches to the bench_* sub-benchmarks
 int bench_train(int argc, char** argv);
 int bench_context(int argc, char** argv);
 int fid(int argc, char** argv);
+int sample_cmd(int argc, char** argv);  // hamgan sample
+// The sampling options `sample` and `fid --checkpoint/--run` share (gan/cli/sample.cpp):
+// --checkpoint --seed --truncation --no-ema; sampler_options also reads --batch and --device.
+void add_sample_options(cxxopts::Options& o);
+sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r);
 
 }  // namespace hamgan::cli

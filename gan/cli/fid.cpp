@@ -1,6 +1,10 @@
-// hamgan fid stats --images DIR --out ref.npz [--n N]
-// hamgan fid --real ref.npz|DIR --fake DIR [--all]
-// (Sampling a checkpoint plugs into metrics::extract_features as another BatchSource.)
+// hamgan fid stats (--images DIR | --data SRC [--format F]) --out ref.npz [--n N]
+// hamgan fid --real ref.npz|DIR|SRC --fake DIR [--all]
+// hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [--n N] [--all]   (samples, no files written)
+// hamgan fid --real ref.npz|DIR|SRC --run DIR [--n N]                 (fid.csv + fid.png)
+// Inception weights: --inception > $HAMGAN_INCEPTION > eval.inception of the config (-c, or
+// the one stored in the checkpoint).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iomanip>
@@ -8,6 +12,11 @@
 
 #include "core/error.h"
 #include "gan/cli/commands.h"
+#include "gan/eval/reference.h"
+#include "gan/eval/score.h"
+#include "gan/eval/score_run.h"
+#include "gan/sample/sampler.h"
+#include "gan/train/checkpoint.h"
 #include "metrics/frechet.h"
 #include "metrics/image_dir.h"
 #include "metrics/inception_score.h"
@@ -28,16 +37,29 @@ void add_common(cxxopts::Options& o) {
       "workers", "image decoding threads", cxxopts::value<int>()->default_value("4"))(
       "device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))(
       "channels-last", "channels-last memory format", cxxopts::value<bool>()->default_value("true"))(
-      "n", "use the first N images (sorted by path); 0 = all", cxxopts::value<int64_t>()->default_value("0"))(
+      "n", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
+           "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
+      "c,config", "config whose eval.inception names the weights", cxxopts::value<std::string>())(
+      "format", "data source format of --data/--real (fmnist, cifar10, folder, packed; default: detect)",
+      cxxopts::value<std::string>())(
+      "resolution", "read data sources at this resolution (default: the checkpoint's, else 32)",
+      cxxopts::value<int64_t>())(
+      "channels", "read data sources with 1 or 3 channels (default: 1 for fmnist, else 3)",
+      cxxopts::value<int64_t>()->default_value("0"))(
       "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
 }
 
-metrics::InceptionExtractor make_net(const cxxopts::ParseResult& r) {
+// --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of `stored`, a checkpoint's config).
+metrics::InceptionExtractor make_net(const cxxopts::ParseResult& r, const Config* stored = nullptr) {
   std::string path;
+  std::string cfg_path;
+  if (r.count("config")) cfg_path = load_config(r["config"].as<std::string>()).eval.inception;
+  else if (stored) cfg_path = stored->eval.inception;
   if (r.count("inception")) path = r["inception"].as<std::string>();
-  else if (const char* e = std::getenv("HAMGAN_INCEPTION")) path = e;
-  else fail("--inception PATH is required (or set HAMGAN_INCEPTION); scripts/download_inception.sh fetches "
-            "pt_inception-2015-12-05-6726825d.pth");
+  else if (const char* e = std::getenv("HAMGAN_INCEPTION"); e && *e) path = e;
+  else if (!cfg_path.empty()) path = cfg_path;
+  else fail("--inception PATH is required (or set HAMGAN_INCEPTION, or eval.inception in the config); "
+            "scripts/download_inception.sh fetches pt_inception-2015-12-05-6726825d.pth");
   const torch::Device dev(r["device"].as<std::string>());
   return metrics::InceptionExtractor(path, metrics::parse_resize(r["resize"].as<std::string>()), dev,
                                      r["channels-last"].as<bool>());
@@ -55,20 +77,50 @@ metrics::Features features_of(const std::string& dir, const metrics::InceptionEx
   return f;
 }
 
+eval::ReferenceOptions reference_options(const cxxopts::ParseResult& r, int64_t n, const Config* cfg) {
+  eval::ReferenceOptions o;
+  if (r.count("format")) o.format = r["format"].as<std::string>();
+  o.n = n;
+  o.resolution = r.count("resolution") ? r["resolution"].as<int64_t>() : cfg ? cfg->model.resolution : 32;
+  o.channels = r["channels"].as<int64_t>();
+  o.batch = r["batch"].as<int64_t>();
+  o.workers = r["workers"].as<int>();
+  return o;
+}
+
+void print_score(const eval::Score& s, bool all, const eval::Reference& ref) {
+  std::cout << std::setprecision(6) << "FID " << s.fid << "\n";
+  if (!all) return;
+  std::cout << "IS " << s.is << " +- " << s.is_std << "\n";
+  if (ref.pool.defined()) std::cout << "KID " << s.kid << " +- " << s.kid_std << "\n";
+  else std::cout << ref.no_kid_why << "\n";
+}
+
 int stats(int argc, char** argv) {
   cxxopts::Options o("hamgan fid stats", "Reference statistics (pytorch-fid .npz) of an image directory");
   add_common(o);
   o.add_options()("images", "image directory", cxxopts::value<std::string>())(
+      "data", "data source (fmnist/cifar10 directory, ImageFolder, packed file)", cxxopts::value<std::string>())(
       "out", "output .npz", cxxopts::value<std::string>());
   const auto r = o.parse(argc, argv);
   if (r.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
-  if (!r.count("images") || !r.count("out")) fail("fid stats: --images DIR and --out FILE.npz are required");
+  if (r.count("images") + r.count("data") != 1 || !r.count("out"))
+    fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
   set_threads(r);
   const auto net = make_net(r);
-  const auto f = features_of(r["images"].as<std::string>(), net, r, false);
+  metrics::Features f;
+  if (r.count("images")) {
+    f = features_of(r["images"].as<std::string>(), net, r, false);
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    f = eval::data_features(r["data"].as<std::string>(), reference_options(r, r["n"].as<int64_t>(), nullptr), net);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << r["data"].as<std::string>() << ": " << f.pool.size(0) << " images in " << std::fixed
+              << std::setprecision(2) << s << " s (" << f.pool.size(0) / s << " images/s)\n";
+  }
   metrics::save_stats(r["out"].as<std::string>(), metrics::compute_stats(f.pool));
   std::cout << "wrote " << r["out"].as<std::string>() << " (" << f.pool.size(0) << " images)\n";
   return 0;
@@ -81,6 +133,56 @@ void long_n(int argc, char** argv) {
     if (std::string(argv[k]) == "--n") argv[k] = short_n;
 }
 
+// --checkpoint (one score, printed) or --run (every unscored checkpoint, into fid.csv/fid.png).
+int fid_of_samples(const cxxopts::ParseResult& r) {
+  const bool run = r.count("run") > 0;
+  auto opt = sampler_options(r);
+  std::string first;
+  if (run) {
+    const auto cks = eval::run_checkpoints(r["run"].as<std::string>());
+    if (cks.empty()) fail("--run ", r["run"].as<std::string>(), ": no checkpoints in its checkpoints/ directory");
+    first = cks.back().second;
+  } else {
+    first = r["checkpoint"].as<std::string>();
+  }
+  if (run && eval::unscored_checkpoints(r["run"].as<std::string>()).empty()) {  // no need for the net
+    eval::plot_run(r["run"].as<std::string>());
+    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << r["run"].as<std::string>()
+              << "/fid.csv\n";
+    return 0;
+  }
+  const CheckpointData ck = load_checkpoint(first, opt.device);
+  const auto net = make_net(r, &ck.config);
+  const int64_t n = r["n"].as<int64_t>() > 0 ? r["n"].as<int64_t>() : ck.config.eval.fid_n;
+  const auto t0 = std::chrono::steady_clock::now();
+  eval::ReferenceOptions real_opt = reference_options(r, r["real-n"].as<int64_t>(), &ck.config);
+  if (real_opt.n == 0) real_opt.n = n, real_opt.at_most = true;  // as many real images as samples, or all if fewer
+  const eval::Reference ref = eval::load_reference(r["real"].as<std::string>(), real_opt, net);
+  if (ref.pool.defined())
+    std::cerr << r["real"].as<std::string>() << ": " << ref.pool.size(0) << " real images in " << std::fixed
+              << std::setprecision(2) << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+              << " s\n" << std::defaultfloat;
+  const bool quantize = r.count("no-quantize") == 0;
+  if (run) {
+    eval::RunScoreOptions ro;
+    ro.run_dir = r["run"].as<std::string>();
+    ro.n = n;
+    ro.sampler = opt;
+    ro.quantize = quantize;
+    const auto rows = eval::score_run(ro, ref, net, std::cerr);
+    std::cout << "scored " << rows.size() << " checkpoints; " << ro.run_dir << "/fid.csv, " << ro.run_dir
+              << "/fid.png\n";
+    return 0;
+  }
+  const sample::Sampler s(ck, opt, std::cerr);
+  const eval::Score sc = eval::score_samples(s, n, net, ref, r.count("all") > 0, quantize);
+  std::cerr << first << ": " << sc.n << " samples drawn and through Inception in " << std::fixed
+            << std::setprecision(2) << sc.sample_seconds << " s (" << sc.n / sc.sample_seconds
+            << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
+  print_score(sc, r.count("all") > 0, ref);
+  return 0;
+}
+
 }  // namespace
 
 int fid(int argc, char** argv) {
@@ -91,31 +193,35 @@ int fid(int argc, char** argv) {
   add_common(o);
   o.add_options()("real", "reference .npz (pytorch-fid format) or image directory", cxxopts::value<std::string>())(
       "fake", "image directory to score", cxxopts::value<std::string>())(
+      "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/fid.csv",
+      cxxopts::value<std::string>())(
+      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as --n, or all if fewer)",
+      cxxopts::value<int64_t>()->default_value("0"))(
+      "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "also Inception Score and KID (KID needs --real to be a directory)");
+  add_sample_options(o);
   const auto r = o.parse(argc, argv);
   if (r.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
-  if (!r.count("real") || !r.count("fake")) fail("fid: --real (ref.npz or DIR) and --fake DIR are required");
+  if (!r.count("real") || r.count("fake") + r.count("checkpoint") + r.count("run") != 1)
+    fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
   set_threads(r);
+  if (r.count("checkpoint") || r.count("run")) return fid_of_samples(r);
   const bool all = r.count("all") > 0;
   const auto net = make_net(r);
   const std::string real = r["real"].as<std::string>();
-  const bool real_is_npz = real.size() > 4 && real.substr(real.size() - 4) == ".npz";
   const metrics::Features fake = features_of(r["fake"].as<std::string>(), net, r, all);
-  metrics::Features real_f;
-  metrics::GaussianStats rs;
-  if (real_is_npz) rs = metrics::load_stats(real);
-  else real_f = features_of(real, net, r, false), rs = metrics::compute_stats(real_f.pool);
+  const eval::Reference ref = eval::load_reference(real, reference_options(r, r["n"].as<int64_t>(), nullptr), net);
   const metrics::GaussianStats fs = metrics::compute_stats(fake.pool);
-  std::cout << std::setprecision(6) << "FID " << metrics::frechet_distance(rs.mu, rs.sigma, fs.mu, fs.sigma) << "\n";
+  std::cout << std::setprecision(6) << "FID " << metrics::frechet_distance(ref.stats.mu, ref.stats.sigma, fs.mu, fs.sigma) << "\n";
   if (all) {
-    const auto is = metrics::inception_score(fake.logits_unbiased, 10);
+    const auto is = metrics::inception_score(fake.logits_unbiased, static_cast<int>(std::min<int64_t>(10, fake.pool.size(0))));
     std::cout << "IS " << is.mean << " +- " << is.std << "\n";
-    if (real_is_npz) std::cout << "KID needs image features: pass --real as a directory\n";
+    if (!ref.pool.defined()) std::cout << ref.no_kid_why << "\n";
     else {
-      const auto k = metrics::kernel_inception_distance(real_f.pool, fake.pool, 100, 1000, 0);
+      const auto k = metrics::kernel_inception_distance(ref.pool, fake.pool, 100, 1000, 0);
       std::cout << "KID " << k.mean << " +- " << k.std << "\n";
     }
   }

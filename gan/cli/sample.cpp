@@ -1,0 +1,101 @@
+// hamgan sample --checkpoint CK --out DIR [--n N | --per-class K] [--classes all|LIST] [--seed S]
+//   [--truncation T] [--no-ema] [--batch B] [--device cpu|cuda] [--overwrite]
+//   [--grid FILE.png] [--interpolate FILE.png [--steps S]]
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "core/error.h"
+#include "gan/cli/commands.h"
+#include "gan/sample/classes.h"
+#include "gan/sample/grid.h"
+#include "gan/sample/image_folder.h"
+#include "gan/sample/sampler.h"
+#include "gan/train/png.h"
+#include "gan/train/trainer.h"
+
+namespace hamgan::cli {
+
+namespace fs = std::filesystem;
+
+void add_sample_options(cxxopts::Options& o) {
+  o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
+      "seed", "latent seed: image k of class c always gets the same z", cxxopts::value<uint64_t>()->default_value("0"))(
+      "truncation", "redraw latent entries with |z| > T (0 = none)", cxxopts::value<double>()->default_value("0"))(
+      "no-ema", "sample with G instead of the EMA generator");
+}
+
+sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
+  sample::SamplerOptions s;
+  s.seed = r["seed"].as<uint64_t>();
+  s.truncation = r["truncation"].as<double>();
+  s.ema = r.count("no-ema") == 0;
+  s.batch = r["batch"].as<int64_t>();
+  s.device = resolve_device(r["device"].as<std::string>());
+  return s;
+}
+
+int sample_cmd(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k)  // cxxopts reads one-letter names as short options
+    if (std::string(argv[k]) == "--n") argv[k][1] = 'n', argv[k][2] = '\0';
+  cxxopts::Options o("hamgan sample", "Samples of a checkpoint as PNGs in an ImageFolder layout DIR/<class>/<k>.png");
+  add_sample_options(o);
+  o.add_options()("batch", "images per generator batch", cxxopts::value<int64_t>()->default_value("50"))(
+      "device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))("n", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
+      "classes", "all or a comma list of class indices", cxxopts::value<std::string>()->default_value("all"))(
+      "per-class", "images per class (instead of --n)", cxxopts::value<int64_t>()->default_value("0"))(
+      "out", "output directory", cxxopts::value<std::string>())(
+      "overwrite", "write into a non-empty --out")(
+      "grid", "also a class grid PNG (one row per class)", cxxopts::value<std::string>())(
+      "cols", "grid columns", cxxopts::value<int64_t>()->default_value("8"))(
+      "interpolate", "also latent interpolation rows PNG (one row per class)", cxxopts::value<std::string>())(
+      "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"))(
+      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
+  const auto r = o.parse(argc, argv);
+  if (r.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
+  const bool images = r.count("out") > 0;
+  if (!images && !r.count("grid") && !r.count("interpolate"))
+    fail("sample: --out DIR is required (or --grid / --interpolate alone)");
+  set_threads(r);
+  const auto opt = sampler_options(r);
+  const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
+  const sample::Sampler s(ck, opt, std::cerr);
+  const auto classes = sample::parse_classes(r["classes"].as<std::string>(), s.n_classes());
+  if (images) {
+    const auto items = sample::make_plan(classes, r["n"].as<int64_t>(), r["per-class"].as<int64_t>());
+    const std::string out = r["out"].as<std::string>();
+    sample::prepare_output_dir(out, r.count("overwrite") > 0);
+    for (int64_t c : classes) fs::create_directories(fs::path(sample::sample_path(out, c, 0)).parent_path());
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t done = 0;
+    s.for_each_batch(items, [&](size_t first, const torch::Tensor& x) {
+      const torch::Tensor px = sample::to_uint8(x).permute({0, 2, 3, 1}).contiguous();
+      for (int64_t i = 0; i < px.size(0); ++i) {
+        const auto& it = items[first + static_cast<size_t>(i)];
+        write_png(sample::sample_path(out, it.cls, it.k), px[i]);
+      }
+      done += static_cast<size_t>(px.size(0));
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "\rsample: %zu/%zu images, %.1f img/s   ", done, items.size(), dt > 0 ? done / dt : 0.0);
+    });
+    std::fprintf(stderr, "\n");
+    std::cout << "wrote " << items.size() << " images of " << classes.size() << " classes to " << out << " ("
+              << (s.uses_ema() ? "EMA G" : "G") << ", iteration " << ck.iteration << ")\n";
+  }
+  if (r.count("grid")) {
+    write_png(r["grid"].as<std::string>(), sample::class_grid(s, classes, r["cols"].as<int64_t>()));
+    std::cout << "wrote " << r["grid"].as<std::string>() << "\n";
+  }
+  if (r.count("interpolate")) {
+    write_png(r["interpolate"].as<std::string>(), sample::interpolation_grid(s, classes, r["steps"].as<int64_t>()));
+    std::cout << "wrote " << r["interpolate"].as<std::string>() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace hamgan::cli

@@ -1,0 +1,33 @@
+// The real side of FID/KID: reference statistics from a pytorch-fid .npz, or features of an
+// image directory or of a data source (then KID is possible too).
+#pragma once
+#include <string>
+
+#include "metrics/extract.h"
+#include "metrics/statistics.h"
+
+namespace hamgan::eval {
+
+struct ReferenceOptions {
+  std::string format;   // data source format ("" = detect): fmnist | cifar10 | folder | packed
+  int64_t n = 0;        // first n real images (0 = all)
+  bool at_most = false; // n is an upper bound: fewer images are fine (else an error)
+  int64_t resolution = 32, channels = 0;  // data sources are read at this size (channels 0: 1 for fmnist, else 3)
+  int64_t batch = 50;
+  int workers = 4;
+};
+
+struct Reference {
+  metrics::GaussianStats stats;
+  torch::Tensor pool;      // [N, 2048] real features; undefined for an .npz
+  std::string no_kid_why;  // set when pool is undefined
+};
+
+bool is_npz(const std::string& path);
+// `real`: file.npz, an image directory (ImageFolder or flat), or a data source directory/file.
+Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::InceptionExtractor& net);
+// Features of a data source (used by `hamgan fid stats --data`).
+metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
+                                const metrics::InceptionExtractor& net);
+
+}  // namespace hamgan::eval

@@ -1,0 +1,32 @@
+// Scores every checkpoint of a training run that has no row yet in DIR/fid.csv: for each
+// (oldest first) it samples n images, computes FID, IS and KID, appends a row (flushed and
+// fsync'ed, so a crash loses at most the running one) and redraws DIR/fid.png, FID against
+// iteration.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gan/eval/score.h"
+#include "metrics/fid_csv.h"
+
+namespace hamgan::eval {
+
+struct RunScoreOptions {
+  std::string run_dir;  // holds checkpoints/ckpt_*.pt
+  int64_t n = 10000;
+  sample::SamplerOptions sampler;
+  bool quantize = true;
+};
+
+// (iteration, path) of DIR/checkpoints/ckpt_<iteration>[.best].pt, oldest first.
+std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& run_dir);
+// The checkpoints of run_checkpoints() whose iteration has no row in DIR/fid.csv yet.
+std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);
+// Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
+std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
+                                       const metrics::InceptionExtractor& net, std::ostream& log);
+// Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).
+void plot_run(const std::string& run_dir);
+
+}  // namespace hamgan::eval

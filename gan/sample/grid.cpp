@@ -1,0 +1,31 @@
+#include "gan/sample/grid.h"
+
+#include "core/error.h"
+#include "gan/train/png.h"
+
+namespace hamgan::sample {
+
+torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols) {
+  if (cols < 1) fail("class grid: ", cols, " columns; expected >= 1");
+  std::vector<SampleItem> items;
+  for (int64_t c : classes)
+    for (int64_t k = 0; k < cols; ++k) items.push_back({c, k});
+  return image_grid(s.generate(items), cols);
+}
+
+torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps) {
+  if (steps < 2) fail("--steps ", steps, ": expected >= 2 (both ends are drawn)");
+  const torch::Tensor t = torch::linspace(0.0, 1.0, steps, torch::kFloat).unsqueeze(1);
+  return (1 - t) * z0.unsqueeze(0) + t * z1.unsqueeze(0);
+}
+
+torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t steps) {
+  std::vector<torch::Tensor> rows;
+  for (int64_t c : classes) {
+    const torch::Tensor z = interpolation_latents(s.latent(c, 0), s.latent(c, 1), steps);
+    rows.push_back(s.generate(z, torch::full({steps}, c, torch::kLong)));
+  }
+  return image_grid(torch::cat(rows), steps);
+}
+
+}  // namespace hamgan::sample

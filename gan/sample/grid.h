@@ -1,0 +1,19 @@
+// Pictures of a sampler: a class grid (one row per class, `cols` images each, the images
+// k = 0..cols-1 that `hamgan sample` writes for that class) and latent interpolation rows
+// (per class, `steps` images on the line from z(class, 0) to z(class, 1), both ends included).
+#pragma once
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "gan/sample/sampler.h"
+
+namespace hamgan::sample {
+
+// H x W x C uint8 (gan/train/png.h's image_grid layout).
+torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols);
+// Linear interpolation z_t = (1 - t) z0 + t z1, t = i / (steps - 1); steps >= 2.
+torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps);
+torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t steps);
+
+}  // namespace hamgan::sample

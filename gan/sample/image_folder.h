@@ -1,0 +1,13 @@
+// Writing samples as an ImageFolder tree DIR/<class>/<k>.png (class directories zero-padded
+// to 3 digits, file names to 6, so they sort), readable by any tool that reads ImageFolder.
+#pragma once
+#include <string>
+
+namespace hamgan::sample {
+
+// Refuses (hamgan::Error) when `dir` exists and is not empty, unless `overwrite`: outputs
+// are never lost by accident. Creates `dir`.
+void prepare_output_dir(const std::string& dir, bool overwrite);
+std::string sample_path(const std::string& dir, int64_t cls, int64_t k);
+
+}  // namespace hamgan::sample

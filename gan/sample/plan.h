@@ -1,0 +1,17 @@
+// What to sample: a list of (class, index within class). With per_class = K every selected
+// class gets K images; otherwise n images are split over the classes as evenly as possible
+// (the first n mod C classes get one more).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace hamgan::sample {
+
+struct SampleItem {
+  int64_t cls = 0;
+  int64_t k = 0;  // index within the class: the file name and, with the seed, the latent
+};
+
+std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n, int64_t per_class);
+
+}  // namespace hamgan::sample

@@ -1,0 +1,57 @@
+#include "gan/sample/sampler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "gan/sample/truncated_normal.h"
+
+namespace hamgan::sample {
+
+Sampler::Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ostream& warn) : opt_(opt) {
+  if (opt.batch < 1) fail("--batch ", opt.batch, ": expected >= 1");
+  if (opt.ema && !ckpt.has_ema)
+    warn << ckpt.path << ": no EMA generator stored (train.ema was off); sampling with G\n";
+  uses_ema_ = opt.ema && ckpt.has_ema;
+  g_ = load_generator(ckpt, uses_ema_, opt.device);
+  g_->eval();
+  z_dim_ = ckpt.config.generator.z_dim;
+  n_classes_ = ckpt.config.model.n_classes;
+}
+
+torch::Tensor Sampler::latent(int64_t cls, int64_t k) const {
+  return latent_for(opt_.seed, cls, k, z_dim_, opt_.truncation);
+}
+
+torch::Tensor Sampler::generate(const torch::Tensor& z, const torch::Tensor& y) const {
+  if (z.dim() != 2 || z.size(1) != z_dim_ || y.dim() != 1 || y.size(0) != z.size(0))
+    fail("sampler: expected z [B, ", z_dim_, "] and labels [B], got ", z.sizes(), " and ", y.sizes());
+  torch::InferenceMode guard;
+  return g_->forward(z.to(opt_.device), y.to(opt_.device, torch::kLong)).to(torch::kCPU, torch::kFloat);
+}
+
+torch::Tensor Sampler::generate(const std::vector<SampleItem>& items) const {
+  std::vector<torch::Tensor> out;
+  for_each_batch(items, [&](size_t, const torch::Tensor& x) { out.push_back(x); });
+  if (out.empty()) fail("sampler: nothing to sample");
+  return torch::cat(out);
+}
+
+void Sampler::for_each_batch(const std::vector<SampleItem>& items,
+                             const std::function<void(size_t, const torch::Tensor&)>& fn) const {
+  for (size_t b = 0; b < items.size(); b += static_cast<size_t>(opt_.batch)) {
+    const size_t e = std::min(items.size(), b + static_cast<size_t>(opt_.batch));
+    std::vector<torch::Tensor> zs;
+    std::vector<int64_t> ys;
+    for (size_t i = b; i < e; ++i) {
+      zs.push_back(latent(items[i].cls, items[i].k));
+      ys.push_back(items[i].cls);
+    }
+    fn(b, generate(torch::stack(zs), torch::tensor(ys, torch::kLong)));
+  }
+}
+
+torch::Tensor to_uint8(const torch::Tensor& images) {
+  return images.to(torch::kCPU, torch::kFloat).add(1.0).mul(127.5).round().clamp(0, 255).to(torch::kUInt8);
+}
+
+}  // namespace hamgan::sample

@@ -1,0 +1,20 @@
+// A 5x7 bitmap font for plot labels: digits, '.', '-', '+', ' ' and the capitals
+// A D E F I K N O R S T (enough for numbers in %g form and the axis names). Lower case is
+// drawn as upper case; other characters are drawn as a hollow box.
+#pragma once
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace hamgan::metrics {
+
+constexpr int kGlyphW = 5, kGlyphH = 7, kGlyphAdvance = 6;
+
+std::array<uint8_t, 7> glyph(char c);  // row bits, MSB (bit 4) = leftmost pixel
+// Draws `text` into an H x W x 3 uint8 image with its top-left corner at (x, y); clipped.
+void draw_text(torch::Tensor& image, int64_t x, int64_t y, const std::string& text, std::array<uint8_t, 3> rgb);
+int64_t text_width(const std::string& text);
+
+}  // namespace hamgan::metrics

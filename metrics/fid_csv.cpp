@@ -1,0 +1,112 @@
+#include "metrics/fid_csv.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace hamgan::metrics {
+
+const char* const kFidCsvHeader = "iteration,fid,is,kid,n,seconds";
+
+namespace {
+
+double parse_real(const std::string& s, bool empty_ok, const std::string& where, const char* col) {
+  if (s.empty() || s == "nan") {
+    if (s.empty() && !empty_ok) fail(where, ": column '", col, "' is empty; expected a number");
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size()) fail(where, ": column '", col, "' is '", s, "'; expected a number");
+  return v;
+}
+
+int64_t parse_int(const std::string& s, const std::string& where, const char* col) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || v < 0)
+    fail(where, ": column '", col, "' is '", s, "'; expected a non-negative integer");
+  return v;
+}
+
+}  // namespace
+
+std::vector<FidRow> read_fid_csv(const std::string& path) {
+  std::vector<FidRow> rows;
+  std::ifstream in(path);
+  if (!in) return rows;
+  std::string line;
+  int64_t no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = path + ":" + std::to_string(no);
+    if (no == 1) {
+      if (line != kFidCsvHeader) fail(where, ": header is '", line, "'; expected '", kFidCsvHeader, "'");
+      continue;
+    }
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (!line.empty() && line.back() == ',') f.push_back("");
+    if (f.size() != 6) fail(where, ": ", f.size(), " columns in '", line, "'; expected 6 (", kFidCsvHeader, ")");
+    FidRow r;
+    r.iteration = parse_int(f[0], where, "iteration");
+    r.fid = parse_real(f[1], false, where, "fid");
+    r.is = parse_real(f[2], true, where, "is");
+    r.kid = parse_real(f[3], true, where, "kid");
+    r.n = parse_int(f[4], where, "n");
+    r.seconds = parse_real(f[5], false, where, "seconds");
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows) {
+  std::set<int64_t> s;
+  for (const auto& r : rows) s.insert(r.iteration);
+  return s;
+}
+
+void append_fid_row(const std::string& path, const FidRow& r) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) fail(path, ": cannot open for appending: ", std::strerror(errno));
+  std::string text;
+  if (::lseek(fd, 0, SEEK_END) == 0) text = std::string(kFidCsvHeader) + "\n";
+  auto num = [](double v) -> std::string {
+    if (std::isnan(v)) return "";
+    char b[64];
+    std::snprintf(b, sizeof b, "%.10g", v);
+    return b;
+  };
+  text += std::to_string(r.iteration) + "," + num(r.fid) + "," + num(r.is) + "," + num(r.kid) + "," +
+          std::to_string(r.n) + "," + num(r.seconds) + "\n";
+  // One write of the whole line: O_APPEND makes it land at the end in one piece.
+  const ssize_t w = ::write(fd, text.data(), text.size());
+  const bool ok = w == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) fail(path, ": cannot append a row: ", std::strerror(err));
+}
+
+}  // namespace hamgan::metrics

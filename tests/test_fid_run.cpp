@@ -1,0 +1,163 @@
+// FID over a run's checkpoints: fid.csv reading/appending (skip scored rows, clear errors), the
+// fid.png line plot, and `hamgan fid --run` scoring only new checkpoints. Inception weights: random,
+// written by tests/oracle/fid_run.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gan/cli/commands.h"
+#include "gan/eval/score_run.h"
+#include "gan/train/png.h"
+#include "metrics/bitmap_font.h"
+#include "metrics/fid_csv.h"
+#include "metrics/image_dir.h"
+#include "metrics/line_plot.h"
+#include "support/errors.h"
+#include "support/oracle.h"
+#include "support/tiny_checkpoint.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("hamgan_test_fid_run_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string weights() { return test::oracle_path("inception_random.pth"); }
+
+// Runs `hamgan fid ...` in-process; returns its stdout.
+std::string fid_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "fid");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  int rc = -1;
+  try {
+    rc = cli::fid(static_cast<int>(argv.size()), argv.data());
+  } catch (...) {
+    testing::internal::GetCapturedStdout();
+    throw;
+  }
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0) << out;
+  return out;
+}
+
+// Two fixed noise images as a "real" image directory.
+std::string real_dir() {
+  static const std::string d = [] {
+    const std::string dir = fresh("real");
+    fs::create_directories(dir + "/0");
+    torch::manual_seed(3);
+    for (int i = 0; i < 2; ++i)
+      write_png(dir + "/0/" + std::to_string(i) + ".png", torch::randint(0, 256, {32, 32, 3}).to(torch::kUInt8));
+    return dir;
+  }();
+  return d;
+}
+
+}  // namespace
+
+TEST(FidCsv, AppendReadSkipAndErrors) {
+  const std::string dir = fresh("csv");
+  fs::create_directories(dir);
+  const std::string p = dir + "/fid.csv";
+  EXPECT_TRUE(metrics::read_fid_csv(p).empty());
+  metrics::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5});
+  metrics::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75});
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n200,10.25,2.5,0.125,10,1.75\n");
+  const auto rows = metrics::read_fid_csv(p);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].iteration, 200);
+  EXPECT_DOUBLE_EQ(rows[1].fid, 10.25);
+  EXPECT_TRUE(std::isnan(rows[0].kid));
+  EXPECT_EQ(metrics::scored_iterations(rows), (std::set<int64_t>{100, 200}));
+  std::ofstream(p, std::ios::app) << "300,abc,1,1,10,1\n";
+  const std::string e = test::error_of([&] { metrics::read_fid_csv(p); });
+  EXPECT_NE(e.find(p + ":4"), std::string::npos) << e;
+  EXPECT_NE(e.find("'fid'"), std::string::npos) << e;
+  std::ofstream(dir + "/short.csv") << "iteration,fid,is,kid,n,seconds\n1,2,3\n";
+  const std::string e2 = test::error_of([&] { metrics::read_fid_csv(dir + "/short.csv"); });
+  EXPECT_NE(e2.find("short.csv:2"), std::string::npos) << e2;
+  EXPECT_NE(e2.find("expected 6"), std::string::npos) << e2;
+  std::ofstream(dir + "/head.csv") << "it,fid\n";
+  EXPECT_NE(test::error_of([&] { metrics::read_fid_csv(dir + "/head.csv"); }).find("head.csv:1: header"),
+            std::string::npos);
+}
+
+TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
+  const std::string p = fresh("plot") + ".png";
+  const std::vector<double> xs = {1000, 2000, 3000, 5000}, ys = {80.5, 60.25, 55, 41};
+  metrics::write_line_plot(p, xs, ys);
+  ASSERT_FALSE(fs::exists(p + ".tmp"));
+  const torch::Tensor img = metrics::decode_image(p).mul(255).round().to(torch::kUInt8);  // [3, H, W]
+  ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 400, 640}));
+  metrics::PlotFrame f;
+  const torch::Tensor mem = metrics::line_plot(xs, ys, metrics::PlotStyle{}, &f);
+  EXPECT_TRUE(torch::equal(mem.permute({2, 0, 1}), img));
+  auto rgb = [&](int64_t x, int64_t y) {
+    return std::array<int, 3>{img[0][y][x].item<int>(), img[1][y][x].item<int>(), img[2][y][x].item<int>()};
+  };
+  const std::array<int, 3> line = {metrics::kPlotLine[0], metrics::kPlotLine[1], metrics::kPlotLine[2]};
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const int64_t x = f.px(xs[i]), y = f.py(ys[i]);
+    EXPECT_GT(x, f.left);
+    EXPECT_LT(x, f.right);
+    EXPECT_GT(y, f.top);
+    EXPECT_LT(y, f.bottom);
+    EXPECT_EQ(rgb(x, y), line) << "point " << i;
+    EXPECT_EQ(rgb(x + 2, y - 2), line) << "point " << i << " is a 5x5 square";
+  }
+  // Halfway along the first segment lies on the line (Bresenham passes within a pixel).
+  const int64_t mx = (f.px(xs[0]) + f.px(xs[1])) / 2;
+  bool on_line = false;
+  for (int64_t y = f.top; y <= f.bottom; ++y) on_line = on_line || rgb(mx, y) == line;
+  EXPECT_TRUE(on_line);
+  EXPECT_EQ(rgb(f.left, (f.top + f.bottom) / 2), (std::array<int, 3>{0, 0, 0})) << "y axis";
+  EXPECT_EQ(rgb(f.right - 1, f.top + 1), (std::array<int, 3>{255, 255, 255})) << "background";
+  // Tick labels: some black text pixels left of the y axis and below the x axis.
+  EXPECT_GT(img.slice(1, f.top, f.bottom).slice(2, 0, f.left - 6).eq(0).sum().item<int64_t>(), 50);
+  EXPECT_GT(img.slice(1, f.bottom + 6, 400).eq(0).sum().item<int64_t>(), 50);
+  const auto ticks = metrics::nice_ticks(1000, 5000);
+  EXPECT_EQ(ticks, (std::vector<double>{1000, 2000, 3000, 4000, 5000}));
+}
+
+// fid --run: two checkpoints -> two rows; again -> none; a third -> one more; fid.png redrawn.
+TEST(FidRun, ScoresOnlyNewCheckpoints) {
+  const std::string run = fresh("run");
+  const std::string yaml = test::tiny_checkpoint_yaml();
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 20), 20, true, 2, yaml);
+  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--n", "2", "--inception", weights(),
+                                         "--threads", "2"};
+  EXPECT_NE(fid_cli(args).find("scored 2 checkpoints"), std::string::npos);
+  auto rows = metrics::read_fid_csv(run + "/fid.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].iteration, 10);
+  EXPECT_EQ(rows[1].iteration, 20);
+  for (const auto& r : rows) {
+    EXPECT_TRUE(std::isfinite(r.fid) && r.fid > 0);
+    EXPECT_TRUE(std::isfinite(r.is) && r.is >= 1 - 1e-9);  // exp(KL) >= 1
+    EXPECT_TRUE(std::isfinite(r.kid)) << "--real is a directory: KID is computed";
+    EXPECT_EQ(r.n, 2);
+  }
+  EXPECT_EQ(metrics::decode_image(run + "/fid.png").sizes(), (std::vector<int64_t>{3, 400, 640}));
+  EXPECT_NE(fid_cli(args).find("scored 0 checkpoints"), std::string::npos);
+  EXPECT_EQ(metrics::read_fid_csv(run + "/fid.csv").size(), 2u);
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
+  EXPECT_NE(fid_cli(args).find("scored 1 checkpoints"), std::string::npos);
+  rows = metrics::read_fid_csv(run + "/fid.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].iteration, 30);
+}

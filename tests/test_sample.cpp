@@ -1,0 +1,210 @@
+// Sampling: the truncated latent draw against scipy's truncnorm moments, seed determinism and
+// batch-size independence, EMA vs G selection, class lists, the ImageFolder output of
+// `hamgan sample` (layout, counts, no overwrite), and the grid/interpolation pictures.
+#include <gtest/gtest.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "gan/cli/commands.h"
+#include "gan/sample/classes.h"
+#include "gan/sample/grid.h"
+#include "gan/sample/image_folder.h"
+#include "gan/sample/plan.h"
+#include "gan/sample/sampler.h"
+#include "gan/sample/truncated_normal.h"
+#include "metrics/image_dir.h"
+#include "support/errors.h"
+#include "support/oracle.h"
+#include "support/tiny_checkpoint.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("hamgan_test_sample_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+// A tiny checkpoint written once per process: G from seed 1, EMA G from seed 1001.
+const std::string& checkpoint(bool ema = true) {
+  static const std::string with = [] {
+    const std::string p = fresh("ck") + "/ckpt_000000010.pt";
+    test::write_tiny_checkpoint(p, 10, true, 1, test::tiny_checkpoint_yaml());
+    return p;
+  }();
+  static const std::string without = [] {
+    const std::string p = fresh("ck_noema") + "/ckpt_000000010.pt";
+    test::write_tiny_checkpoint(p, 10, false, 1, test::tiny_checkpoint_yaml());
+    return p;
+  }();
+  return ema ? with : without;
+}
+
+int run_cli(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cli::sample_cmd(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+// 1e6 draws per T: every |z| <= T, and the sample mean and variance match the truncated
+// normal's (scipy.stats.truncnorm(-T, T)) within 5 standard errors: SE(mean) = sqrt(var/N),
+// SE(var) = sqrt((mu4 - var^2) / N).
+TEST(Truncation, MomentsMatchScipyTruncnorm) {
+  const auto o = test::load_tensors(test::oracle_path("truncnorm.pt"));
+  const auto ts = test::get(o, "t"), var = test::get(o, "var"), mu4 = test::get(o, "mu4");
+  const int64_t n = 1000000;
+  for (int64_t i = 0; i < ts.size(0); ++i) {
+    const double t = ts[i].item<double>(), v = var[i].item<double>(), m4 = mu4[i].item<double>();
+    const torch::Tensor z = sample::truncated_normal(n, t, at::detail::createCPUGenerator(42 + i)).to(torch::kDouble);
+    EXPECT_LE(z.abs().max().item<double>(), t) << "T = " << t;
+    const double mean = z.mean().item<double>(), sv = z.var().item<double>();
+    EXPECT_LT(std::abs(mean), 5 * std::sqrt(v / n)) << "T = " << t;
+    EXPECT_LT(std::abs(sv - v), 5 * std::sqrt((m4 - v * v) / n)) << "T = " << t << ": var " << sv << " vs " << v;
+  }
+  // T <= 0: the plain standard normal (var 1, mu4 3).
+  const torch::Tensor z = sample::truncated_normal(n, 0, at::detail::createCPUGenerator(7)).to(torch::kDouble);
+  EXPECT_GT(z.abs().max().item<double>(), 4.0);
+  EXPECT_LT(std::abs(z.var().item<double>() - 1), 5 * std::sqrt(2.0 / n));
+}
+
+TEST(Truncation, LatentDependsOnlyOnSeedClassAndIndex) {
+  const auto a = sample::latent_for(3, 1, 5, 16, 0.7), b = sample::latent_for(3, 1, 5, 16, 0.7);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_LE(a.abs().max().item<double>(), 0.7);
+  EXPECT_FALSE(torch::equal(a, sample::latent_for(3, 1, 6, 16, 0.7)));
+  EXPECT_FALSE(torch::equal(a, sample::latent_for(3, 2, 5, 16, 0.7)));
+  EXPECT_FALSE(torch::equal(a, sample::latent_for(4, 1, 5, 16, 0.7)));
+}
+
+TEST(Classes, ParseAndValidate) {
+  EXPECT_EQ(sample::parse_classes("all", 3), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(sample::parse_classes("2,0", 3), (std::vector<int64_t>{2, 0}));
+  const std::string range = test::error_of([] { sample::parse_classes("0,3", 3); });
+  EXPECT_NE(range.find("class 3 is out of range"), std::string::npos) << range;
+  EXPECT_NE(range.find("0..2"), std::string::npos) << range;
+  const std::string word = test::error_of([] { sample::parse_classes("0,x", 3); });
+  EXPECT_NE(word.find("'x' is not a class index"), std::string::npos) << word;
+  const std::string twice = test::error_of([] { sample::parse_classes("1,1", 3); });
+  EXPECT_NE(twice.find("listed twice"), std::string::npos) << twice;
+}
+
+TEST(Plan, EvenSplitAndPerClass) {
+  const auto p = sample::make_plan({0, 1, 2}, 7, 0);  // 3 + 2 + 2
+  ASSERT_EQ(p.size(), 7u);
+  EXPECT_EQ(p[2].cls, 0);
+  EXPECT_EQ(p[3].cls, 1);
+  EXPECT_EQ(p[3].k, 0);
+  EXPECT_EQ(sample::make_plan({1}, 0, 4).size(), 4u);
+}
+
+TEST(Sampler, SameImagesForAnyBatchSize) {
+  const CheckpointData c = load_checkpoint(checkpoint());
+  std::ostringstream warn;
+  sample::SamplerOptions o;
+  o.seed = 5;
+  o.truncation = 1.5;
+  o.batch = 1;
+  const sample::Sampler one(c, o, warn);
+  o.batch = 5;
+  const sample::Sampler five(c, o, warn);
+  const auto items = sample::make_plan({0, 1, 2}, 7, 0);
+  const torch::Tensor a = one.generate(items), b = five.generate(items);
+  EXPECT_EQ(a.sizes(), (std::vector<int64_t>{7, 1, 32, 32}));
+  // Eval-mode G treats samples independently; only the kernels' summation order may change.
+  EXPECT_TRUE(test::close(b, a, 1e-5, 1e-6));
+  // And a second sampler with the same seed reproduces it.
+  EXPECT_TRUE(torch::equal(five.generate(items), b));
+  EXPECT_TRUE(warn.str().empty()) << warn.str();
+}
+
+TEST(Sampler, EmaByDefaultGWithNoEma) {
+  const CheckpointData c = load_checkpoint(checkpoint());
+  std::ostringstream warn;
+  sample::SamplerOptions o;
+  const sample::Sampler ema(c, o, warn);
+  o.ema = false;
+  const sample::Sampler g(c, o, warn);
+  EXPECT_TRUE(ema.uses_ema());
+  EXPECT_FALSE(g.uses_ema());
+  const torch::Tensor z = torch::randn({3, 8}), y = torch::tensor({0, 1, 2}, torch::kLong);
+  const torch::Tensor want_ema = load_generator(c, true)->forward(z, y), want_g = load_generator(c, false)->forward(z, y);
+  EXPECT_FALSE(torch::allclose(want_ema, want_g)) << "test checkpoint's G and EMA G must differ";
+  EXPECT_TRUE(test::close(ema.generate(z, y), want_ema, 1e-6, 1e-6));
+  EXPECT_TRUE(test::close(g.generate(z, y), want_g, 1e-6, 1e-6));
+  // A checkpoint without EMA says so and samples with G.
+  const CheckpointData n = load_checkpoint(checkpoint(false));
+  std::ostringstream w2;
+  const sample::Sampler fallback(n, sample::SamplerOptions{}, w2);
+  EXPECT_FALSE(fallback.uses_ema());
+  EXPECT_NE(w2.str().find("no EMA generator"), std::string::npos) << w2.str();
+}
+
+TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
+  const std::string out = fresh("out");
+  ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "0,2", "--per-class", "3", "--batch", "2",
+                     "--out", out, "--grid", out + "_grid.png", "--interpolate", out + "_interp.png", "--steps",
+                     "5", "--threads", "1"}),
+            0);
+  const auto files = metrics::list_images(out);
+  ASSERT_EQ(files.size(), 6u);
+  EXPECT_EQ(files[0], out + "/000/000000.png");
+  EXPECT_EQ(files[3], out + "/002/000000.png");
+  EXPECT_EQ(files[5], out + "/002/000002.png");
+  EXPECT_FALSE(fs::exists(out + "/001"));
+  EXPECT_EQ(metrics::decode_image(files[0]).sizes(), (std::vector<int64_t>{1, 32, 32}));
+  // The PNG holds exactly the sampler's 8-bit image of (class 2, k = 1).
+  const CheckpointData c = load_checkpoint(checkpoint());
+  std::ostringstream warn;
+  const sample::Sampler s(c, sample::SamplerOptions{}, warn);
+  const torch::Tensor want = sample::to_uint8(s.generate(std::vector<sample::SampleItem>{{2, 1}}))[0];
+  const torch::Tensor got = metrics::decode_image(out + "/002/000001.png").mul(255).round().to(torch::kUInt8);
+  EXPECT_TRUE(torch::equal(got, want));
+  // Grid: 2 rows (classes) x 8 columns (default --cols) of 32 px with 2 px borders.
+  EXPECT_EQ(metrics::decode_image(out + "_grid.png").sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 8 * 34 + 2}));
+  EXPECT_EQ(metrics::decode_image(out + "_interp.png").sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 5 * 34 + 2}));
+  // A second run into the same directory must not lose the first one's outputs.
+  const std::string e = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out}); });
+  EXPECT_NE(e.find("not empty"), std::string::npos) << e;
+  EXPECT_NE(e.find("--overwrite"), std::string::npos) << e;
+  ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out, "--overwrite"}), 0);
+  EXPECT_EQ(metrics::list_images(out).size(), 7u);  // 000..002/000000.png: 000 and 002 rewritten, 001 new
+  const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "--n", "1", "--out", out + "x"}); });
+  EXPECT_NE(bad.find("class 3 is out of range"), std::string::npos) << bad;
+}
+
+TEST(Interpolation, EndsAreTheTwoLatents) {
+  const torch::Tensor z0 = torch::randn({8}), z1 = torch::randn({8});
+  const torch::Tensor z = sample::interpolation_latents(z0, z1, 4);
+  EXPECT_TRUE(test::close(z[0], z0, 0, 1e-7));
+  EXPECT_TRUE(test::close(z[3], z1, 0, 1e-7));
+  EXPECT_TRUE(test::close(z[1], z0 * (2.0 / 3) + z1 * (1.0 / 3), 1e-6, 1e-6));
+  EXPECT_NE(test::error_of([&] { sample::interpolation_latents(z0, z1, 1); }).find("--steps 1"), std::string::npos);
+}
+
+// The eval section: typed keys, unknown keys rejected, and checkpoints whose stored config
+// predates it (no eval section) still load, with the defaults.
+TEST(EvalConfig, KeysDefaultsAndOldCheckpoints) {
+  const Config c = parse_config("eval: {inception: /w/pt_inception.pth, fid_n: 500}", "eval test");
+  EXPECT_EQ(c.eval.inception, "/w/pt_inception.pth");
+  EXPECT_EQ(c.eval.fid_n, 500);
+  const std::string e = test::error_of([] { parse_config("eval: {inceptoin: x}", "eval test"); });
+  EXPECT_NE(e.find("'eval.inceptoin'"), std::string::npos) << e;
+  const std::string p = fresh("old") + "/ckpt_000000005.pt";
+  const std::string yaml = test::tiny_checkpoint_yaml();
+  ASSERT_EQ(yaml.find("eval"), std::string::npos);
+  test::write_tiny_checkpoint(p, 5, true, 1, yaml, /*raw_yaml=*/true);
+  const CheckpointData old = load_checkpoint(p);
+  EXPECT_EQ(old.config_yaml, yaml);
+  EXPECT_EQ(old.config.eval.inception, "");
+  EXPECT_EQ(old.config.eval.fid_n, 10000);
+}
