@@ -131,15 +131,4 @@ TEST(Distributed, EnvironmentIsValidated) {
   EXPECT_FALSE(e.enabled());
 }
 
-int main(int argc, char** argv) {
-  if (std::getenv("HAMGAN_DIST_WORKER")) {
-    try {
-      return worker();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "worker: %s\n", e.what());
-      return 1;
-    }
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return hamgan::test::test_main(argc, argv, "HAMGAN_DIST_WORKER", worker); }

@@ -15,6 +15,7 @@
 #include "metrics/frechet.h"
 #include "metrics/statistics.h"
 #include "metrics/image_dir.h"
+#include "support/cli.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
@@ -23,31 +24,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("hamgan_test_fid_checkpoint_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
+std::string fresh(const std::string& name) { return test::fresh_dir("test_fid_checkpoint", name); }
 
 std::string weights() { return test::oracle_path("inception_random.pth"); }
 
-// Runs `hamgan fid ...` in-process; returns its stdout.
-std::string fid_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "fid");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  int rc = -1;
-  try {
-    rc = cli::fid(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    testing::internal::GetCapturedStdout();
-    throw;
-  }
-  const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(rc, 0) << out;
-  return out;
-}
+std::string fid_cli(const std::vector<std::string>& args) { return test::run_cli(cli::fid, "fid", args); }
 
 double value_after(const std::string& text, const std::string& key) {
   const auto p = text.find(key + " ");

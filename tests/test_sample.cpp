@@ -19,6 +19,7 @@
 #include "gan/sample/truncated_normal.h"
 #include "metrics/image_dir.h"
 #include "support/errors.h"
+#include "support/cli.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
@@ -27,11 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("hamgan_test_sample_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
+std::string fresh(const std::string& name) { return test::fresh_dir("test_sample", name); }
 
 // A tiny checkpoint written once per process: G from seed 1, EMA G from seed 1001.
 const std::string& checkpoint(bool ema = true) {

@@ -238,15 +238,4 @@ TEST(SyncBatchNorm, TwoGlooProcessesEqualOneBatchNormOverTheWholeBatch) {
   EXPECT_GT((y_local - y.detach().narrow(0, 0, kB)).abs().max().item<double>(), 0.1);
 }
 
-int main(int argc, char** argv) {
-  if (std::getenv("HAMGAN_SYNC_BN_WORKER")) {
-    try {
-      return worker();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "worker: %s\n", e.what());
-      return 1;
-    }
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return hamgan::test::test_main(argc, argv, "HAMGAN_SYNC_BN_WORKER", worker); }

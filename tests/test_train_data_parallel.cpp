@@ -189,16 +189,9 @@ TEST(TrainDataParallel, TwoProcessesWithBatchBEqualOneProcessWith2BFloatDiscrimi
 }
 
 int main(int argc, char** argv) {
-  if (std::getenv("HAMGAN_TDP_WORKER")) {
+  return hamgan::test::test_main(argc, argv, "HAMGAN_TDP_WORKER", [] {
     if (std::string(std::getenv("HAMGAN_TDP_DTYPE")) == "double")
       torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
-    try {
-      return worker();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "worker: %s\n", e.what());
-      return 1;
-    }
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+    return worker();
+  });
 }

@@ -1,9 +1,6 @@
 // `hamgan train --config FILE --out DIR [key=value ...]`: trains, or resumes from the newest
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,23 +19,10 @@ namespace hamgan::cli {
 
 namespace {
 
-int free_local_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (s < 0 || bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    fail("train --nproc: cannot find a free loopback port for the rendezvous");
-  close(s);
-  return ntohs(a.sin_port);
-}
-
 // `--nproc N`: runs this same command N times as ranks 0..N-1 on this machine (as torchrun
 // would), each with its share of the cores, and waits for all of them.
 int spawn_local_workers(int nproc, int argc, char** argv) {
-  const int port = free_local_port();
+  const int port = free_loopback_port();
   const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nproc);
   std::vector<std::string> args = {"/proc/self/exe", "train"};
   for (int i = 1; i < argc; ++i) {

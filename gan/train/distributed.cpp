@@ -1,5 +1,10 @@
 #include "gan/train/distributed.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "core/error.h"
@@ -41,6 +46,19 @@ DistEnv dist_env_from_environment() {
   e.master_port = env_int("MASTER_PORT", 29500, 1, 65535);
   e.local_rank = env_int("LOCAL_RANK", e.rank, 0, 1 << 16);
   return e;
+}
+
+int free_loopback_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = s >= 0 && bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  if (s >= 0) close(s);
+  if (!ok) fail("cannot find a free loopback port for the rendezvous");
+  return ntohs(a.sin_port);
 }
 
 #ifndef HAMGAN_NO_GLOO

@@ -22,6 +22,8 @@ struct DistEnv {
   bool enabled() const { return world_size > 1; }
 };
 DistEnv dist_env_from_environment();
+// A TCP port on 127.0.0.1 that is free now (for a local rendezvous); hamgan::Error if none.
+int free_loopback_port();
 
 class DataParallel : public BatchReducer {
  public:

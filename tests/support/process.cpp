@@ -1,11 +1,10 @@
 #include "support/process.h"
 
-#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,25 +13,16 @@
 #include <memory>
 #include <fstream>
 #include <sstream>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
+
+#include "gan/train/distributed.h"
 
 extern "C" char** environ;
 
 namespace hamgan::test {
-
-int free_loopback_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (s < 0 || bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("no free loopback port");
-  close(s);
-  return ntohs(a.sin_port);
-}
 
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
             const std::string& log_path) {
@@ -94,7 +84,7 @@ std::string read_text(const std::string& path) {
 
 std::string run_ranks(int world, const std::vector<std::string>& extra_env,
                       const std::string& log_prefix, double timeout_s) {
-  const int port = free_loopback_port();
+  const int port = hamgan::free_loopback_port();
   std::vector<std::unique_ptr<ChildGuard>> kids;
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> env = extra_env;
@@ -122,6 +112,19 @@ std::string run_ranks(int world, const std::vector<std::string>& extra_env,
       why += "--- rank " + std::to_string(r) + " log:\n" +
              read_text(log_prefix + std::to_string(r) + ".log");
   return why;
+}
+
+int test_main(int argc, char** argv, const char* worker_env, const std::function<int()>& worker) {
+  if (std::getenv(worker_env)) {
+    try {
+      return worker();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "worker: %s\n", e.what());
+      return 1;
+    }
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
 }
 
 }  // namespace hamgan::test

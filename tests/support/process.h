@@ -4,13 +4,11 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace hamgan::test {
-
-// A free TCP port on 127.0.0.1 (for a rendezvous).
-int free_loopback_port();
 
 // Starts argv[0] with argv and this environment plus `extra_env` ("KEY=VALUE" entries
 // replace same-named ones). stdout and stderr go to `log_path` when it is not empty.
@@ -44,6 +42,10 @@ class ChildGuard {
 // went wrong, with the logs.
 std::string run_ranks(int world, const std::vector<std::string>& extra_env,
                       const std::string& log_prefix, double timeout_s);
+
+// main() of a test binary that is also its own worker: runs `worker` (exit status 1 with
+// the message on an exception) when the environment has `worker_env`, else the tests.
+int test_main(int argc, char** argv, const char* worker_env, const std::function<int()>& worker);
 
 // The whole file, or "" when unreadable.
 std::string read_text(const std::string& path);

@@ -1,0 +1,32 @@
+#include "support/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace hamgan::test {
+
+std::string fresh_dir(const std::string& test, const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / ("hamgan_" + test + "_" + name);
+  std::filesystem::remove_all(p);
+  return p.string();
+}
+
+std::string run_cli(int (*command)(int, char**), const std::string& name, std::vector<std::string> args) {
+  args.insert(args.begin(), name);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  int rc = -1;
+  try {
+    rc = command(static_cast<int>(argv.size()), argv.data());
+  } catch (...) {
+    testing::internal::GetCapturedStdout();
+    throw;
+  }
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0) << out;
+  return out;
+}
+
+}  // namespace hamgan::test

@@ -1,0 +1,15 @@
+// Helpers for tests that drive hamgan's commands in-process and write into temp folders.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace hamgan::test {
+
+// <tmp>/hamgan_<test>_<name>, removed first so every run starts empty.
+std::string fresh_dir(const std::string& test, const std::string& name);
+
+// Runs a command function (e.g. cli::fid) as `hamgan <name> args...`, expects exit status 0
+// and returns what it printed on stdout. Exceptions pass through.
+std::string run_cli(int (*command)(int, char**), const std::string& name, std::vector<std::string> args);
+
+}  // namespace hamgan::test
