@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what hamgan needs (only what is missing), then configures and builds.
-# Idempotent: on a ready machine it only runs an incremental build.
+# Idempotent: on a ready machine it only re-configures and builds incrementally.
 #   BUILD_DIR (default build), HAMGAN_CMAKE_ARGS (extra cmake arguments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ if ((${#missing[@]})); then
 fi
 
 build=${BUILD_DIR:-build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${HAMGAN_CMAKE_ARGS:-}
-fi
+# Configure every time: cheap, repairs a half-configured tree (e.g. a first
+# configure run before libtorch-dev was installed) and picks up new source files.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${HAMGAN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
