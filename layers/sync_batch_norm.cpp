@@ -23,6 +23,12 @@ torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tenso
   const torch::Tensor s =
       all_reduce_sum(torch::cat({xf.sum({0, 2, 3}).to(torch::kDouble), local_n}), reducer);
   const torch::Tensor n = s.narrow(0, c, 1);
+  // One value per channel over all ranks has no variance (torch's BN refuses it too). Only
+  // a rank with a single local value can be in that case, so only it pays the host sync;
+  // then every rank is (global count < 2 means every local count is 1) and all fail alike.
+  if (x.numel() / c == 1 && n.item<double>() < 2)
+    fail("sync_batch_norm: expected more than 1 value per channel over all ranks when training, got input ",
+         x.sizes(), " on every rank");
   const torch::Tensor mean = (s.narrow(0, 0, c) / n).to(xf.scalar_type());
   // Two passes (mean, then centred squares): E[x^2] - mean^2 cancels catastrophically in
   // fp32 when |mean| >> std. Biased variance normalises, as in BN (Ioffe & Szegedy, Alg. 1).

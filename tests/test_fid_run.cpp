@@ -32,18 +32,36 @@ std::string weights() { return test::oracle_path("inception_random.pth"); }
 
 std::string fid_cli(const std::vector<std::string>& args) { return test::run_cli(cli::fid, "fid", args); }
 
-// Two fixed noise images as a "real" image directory.
+// Two fixed noise images (32x32 RGB) as an ImageFolder directory with one class.
+std::string noise_dir(const std::string& name, uint64_t seed) {
+  const std::string dir = fresh(name);
+  fs::create_directories(dir + "/0");
+  torch::manual_seed(seed);
+  for (int i = 0; i < 2; ++i)
+    write_png(dir + "/0/" + std::to_string(i) + ".png", torch::randint(0, 256, {32, 32, 3}).to(torch::kUInt8));
+  return dir;
+}
+
 std::string real_dir() {
-  static const std::string d = [] {
-    const std::string dir = fresh("real");
-    fs::create_directories(dir + "/0");
-    torch::manual_seed(3);
-    for (int i = 0; i < 2; ++i)
-      write_png(dir + "/0/" + std::to_string(i) + ".png", torch::randint(0, 256, {32, 32, 3}).to(torch::kUInt8));
-    return dir;
-  }();
+  static const std::string d = noise_dir("real", 3);
   return d;
 }
+
+double printed_fid(const std::string& out) {
+  const auto at = out.find("FID ");
+  EXPECT_NE(at, std::string::npos) << out;
+  return at == std::string::npos ? NAN : std::stod(out.substr(at + 4));
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (value) setenv(name.c_str(), value, 1);
+    else unsetenv(name.c_str());
+  }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
 
 }  // namespace
 
@@ -141,4 +159,57 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   rows = metrics::read_fid_csv(run + "/fid.csv");
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].iteration, 30);
+}
+
+// --inception > $HAMGAN_INCEPTION > eval.inception of -c: each level wins over the ones below
+// it (a missing file at the winning level is the error, naming that file), and none at all
+// is an error that says how to provide the weights.
+TEST(FidCli, InceptionWeightsPrecedence) {
+  const std::string dir = fresh("precedence");
+  fs::create_directories(dir);
+  const std::string cfg = dir + "/eval.yaml", out = dir + "/stats.npz";
+  std::ofstream(cfg) << "eval:\n  inception: " << weights() << "\n";
+  const std::vector<std::string> base = {"stats", "--images", real_dir(), "--out", out, "--threads", "2"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  {
+    ScopedEnv env("HAMGAN_INCEPTION", (dir + "/from_env.pth").c_str());
+    const std::string e = test::error_of([&] { fid_cli(with({"--inception", dir + "/from_flag.pth", "-c", cfg})); });
+    EXPECT_NE(e.find("from_flag.pth"), std::string::npos) << e;
+    const std::string e2 = test::error_of([&] { fid_cli(with({"-c", cfg})); });
+    EXPECT_NE(e2.find("from_env.pth"), std::string::npos) << e2;
+  }
+  ScopedEnv unset("HAMGAN_INCEPTION", nullptr);
+  const std::string e3 = test::error_of([&] { fid_cli(base); });
+  EXPECT_NE(e3.find("--inception PATH is required"), std::string::npos) << e3;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(fid_cli(with({"-c", cfg})).find("wrote " + out), std::string::npos);
+  EXPECT_EQ(metrics::load_stats(out).mu.numel(), 2048);
+}
+
+// A directory read as a data source (`--data`/`--format folder`: the training loader's decoding,
+// [-1, 1] pixels) gives the statistics and FID of the same directory read as images.
+TEST(FidCli, DataSourceEqualsImageDirectory) {
+  const std::string dir = fresh("data_source");
+  fs::create_directories(dir);
+  const std::string fake = noise_dir("data_source_fake", 5);
+  const std::vector<std::string> common = {"--inception", weights(), "--threads", "2"};
+  const auto args = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  fid_cli(args({"stats", "--images", real_dir(), "--out", dir + "/images.npz"}));
+  fid_cli(args({"stats", "--data", real_dir(), "--format", "folder", "--resolution", "32", "--out", dir + "/data.npz"}));
+  const auto a = metrics::load_stats(dir + "/images.npz"), b = metrics::load_stats(dir + "/data.npz");
+  EXPECT_GT(a.sigma.abs().max().item<double>(), 0);  // two different images: a real spread
+  // The two paths differ only in rounding of the pixel scaling (x / 255 against (x / 127.5 - 1 + 1) / 2).
+  EXPECT_TRUE(test::close(b.mu, a.mu, 1e-5, 1e-6 * a.mu.abs().max().item<double>()));
+  EXPECT_TRUE(test::close(b.sigma, a.sigma, 1e-4, 1e-5 * a.sigma.abs().max().item<double>()));
+  const double from_images = printed_fid(fid_cli(args({"--real", real_dir(), "--fake", fake})));
+  const double from_data = printed_fid(fid_cli(args({"--real", real_dir(), "--format", "folder", "--fake", fake})));
+  EXPECT_GT(from_images, 1e-3);  // different noise: a real distance, not a trivial 0
+  EXPECT_NEAR(from_data, from_images, 1e-4 * from_images);
 }

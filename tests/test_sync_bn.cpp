@@ -13,6 +13,7 @@
 #include "gan/train/distributed.h"
 #include "layers/cond_bn.h"
 #include "layers/sync_batch_norm.h"
+#include "support/errors.h"
 #include "support/gradcheck.h"
 #include "support/oracle.h"
 #include "support/process.h"
@@ -109,6 +110,17 @@ TEST(SyncBatchNorm, RejectsWrongShape) {
   IdentityReducer id;
   auto bn = make_bn(3, true, 0.1, torch::kFloat);
   EXPECT_THROW(sync_batch_norm(*bn, torch::randn({2, 4, 3, 3}), id), std::exception);
+}
+
+TEST(SyncBatchNorm, RejectsOneValuePerChannelWhenTraining) {
+  IdentityReducer id;
+  auto bn = make_bn(3, true, 0.1, torch::kFloat);
+  const std::string e = test::error_of([&] { sync_batch_norm(*bn, torch::randn({1, 3, 1, 1}), id); });
+  EXPECT_NE(e.find("more than 1 value per channel"), std::string::npos) << e;
+  EXPECT_TRUE(torch::isfinite(bn->running_var).all().item<bool>());  // nothing half-updated
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 0);
+  bn->eval();  // running statistics: one image is fine
+  EXPECT_EQ(sync_batch_norm(*bn, torch::randn({1, 3, 1, 1}), id).sizes(), (std::vector<int64_t>{1, 3, 1, 1}));
 }
 
 // The generator with every BN on the identity reducer equals the plain generator: every
