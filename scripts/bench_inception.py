@@ -16,12 +16,12 @@ import sys
 import time
 
 import numpy as np
-import scipy.linalg
 import torch
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "oracle"))
 from fid_inception_net import Features, fid_inception, randomize, torch_input  # noqa: E402
+from frechet_scipy import fid_scipy  # noqa: E402
 
 
 class Images(torch.utils.data.Dataset):
@@ -41,11 +41,6 @@ def list_images(d):
     for root, _, names in os.walk(d):
         out += [os.path.join(root, n) for n in names if n.lower().endswith((".png", ".jpg", ".jpeg"))]
     return sorted(out)
-
-
-def frechet(mu1, s1, mu2, s2):  # pytorch-fid's formula
-    covmean = scipy.linalg.sqrtm(s1 @ s2, disp=False)[0].real
-    return float(((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean))
 
 
 def main():
@@ -86,7 +81,7 @@ def main():
         mu, sigma = pool.mean(0), np.cov(pool, rowvar=False)
         rel = np.abs(ref["mu"] - mu).max() / np.abs(mu).max()
         print(f"vs {a.compare}: max |mu diff| / max |mu| = {rel:.2e}, "
-              f"FID(python, C++) = {frechet(mu, sigma, ref['mu'], ref['sigma']):.3e}")
+              f"FID(python, C++) = {fid_scipy(mu, sigma, ref['mu'], ref['sigma']):.3e}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "gan/cli/commands.h"
@@ -53,15 +54,25 @@ double printed_fid(const std::string& out) {
   return at == std::string::npos ? NAN : std::stod(out.substr(at + 4));
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
+// Sets (or, with nullptr, unsets) an environment variable for one scope, then restores it.
 struct ScopedEnv {
   std::string name;
+  std::optional<std::string> before;
   ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (const char* b = std::getenv(name.c_str())) before = b;
     if (value) setenv(name.c_str(), value, 1);
     else unsetenv(name.c_str());
   }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
+  ~ScopedEnv() {
+    if (before) setenv(name.c_str(), before->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
 };
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
 
 }  // namespace
 
@@ -170,11 +181,7 @@ TEST(FidCli, InceptionWeightsPrecedence) {
   const std::string cfg = dir + "/eval.yaml", out = dir + "/stats.npz";
   std::ofstream(cfg) << "eval:\n  inception: " << weights() << "\n";
   const std::vector<std::string> base = {"stats", "--images", real_dir(), "--out", out, "--threads", "2"};
-  const auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> a = base;
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  };
+  const auto with = [&](const std::vector<std::string>& extra) { return concat(base, extra); };
   {
     ScopedEnv env("HAMGAN_INCEPTION", (dir + "/from_env.pth").c_str());
     const std::string e = test::error_of([&] { fid_cli(with({"--inception", dir + "/from_flag.pth", "-c", cfg})); });
@@ -197,10 +204,7 @@ TEST(FidCli, DataSourceEqualsImageDirectory) {
   fs::create_directories(dir);
   const std::string fake = noise_dir("data_source_fake", 5);
   const std::vector<std::string> common = {"--inception", weights(), "--threads", "2"};
-  const auto args = [&](std::vector<std::string> a) {
-    a.insert(a.end(), common.begin(), common.end());
-    return a;
-  };
+  const auto args = [&](const std::vector<std::string>& a) { return concat(a, common); };
   fid_cli(args({"stats", "--images", real_dir(), "--out", dir + "/images.npz"}));
   fid_cli(args({"stats", "--data", real_dir(), "--format", "folder", "--resolution", "32", "--out", dir + "/data.npz"}));
   const auto a = metrics::load_stats(dir + "/images.npz"), b = metrics::load_stats(dir + "/data.npz");

@@ -2,18 +2,10 @@
 import os
 
 import numpy as np
-import scipy.linalg
 import torch
 
 from common import out_dir, save
-
-
-def fid_scipy(mu1, s1, mu2, s2):
-    covmean, _ = scipy.linalg.sqrtm(s1.dot(s2), disp=False)
-    covmean = covmean.real
-    diff = mu1 - mu2
-    return diff.dot(diff) + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean)
-
+from frechet_scipy import fid_scipy
 
 d = out_dir()
 rng = np.random.default_rng(7)
