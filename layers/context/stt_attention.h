@@ -36,7 +36,6 @@ class SttAttentionImpl : public AttentionImpl {
   // The logits Z (B x N x N or N x N, N = H*W) from the query (B x c x H x W; undefined for
   // input-independent operators).
   virtual torch::Tensor logits(const torch::Tensor& query) = 0;
-  int64_t query_channels() const { return qk_channels(); }
 
  private:
   bool uses_query_;
