@@ -26,42 +26,59 @@ inline bool is_reduced_float(const torch::Tensor& t) {
   return t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16;
 }
 
-// CUDA autocast to `dtype` for a scope (training forward passes under AMP); restores the
-// previous state and clears the cast cache on exit, like torch.autocast's __exit__.
-// The setters were renamed in LibTorch 2.4 (set_enabled -> set_autocast_enabled(device)).
-class CudaAutocast {
+// Autocast to `dtype` on `device` (CPU or CUDA) for a scope (training forward passes under
+// AMP); restores the previous state and clears the cast cache on exit, like torch.autocast's
+// __exit__. LibTorch 2.4 renamed the setters (set_cpu_enabled / set_enabled ->
+// set_autocast_enabled(device), set_autocast_cpu_dtype -> set_autocast_dtype(device)).
+class Autocast {
  public:
-  CudaAutocast(bool enabled, at::ScalarType dtype = at::kBFloat16) : enabled_(enabled) {
+  Autocast(bool enabled, at::DeviceType device, at::ScalarType dtype = at::kBFloat16)
+      : enabled_(enabled), cpu_(device == at::kCPU) {
     if (!enabled_) return;
-#if HAMGAN_TORCH_AT_LEAST(2, 4)
-    prev_enabled_ = at::autocast::is_autocast_enabled(at::kCUDA);
-    prev_dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-#else
-    prev_enabled_ = at::autocast::is_enabled();
-    prev_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_enabled(true);
-    at::autocast::set_autocast_gpu_dtype(dtype);
-#endif
+    prev_enabled_ = is_enabled();
+    prev_dtype_ = get_dtype();
+    set(true, dtype);
     at::autocast::increment_nesting();
   }
-  ~CudaAutocast() {
+  ~Autocast() {
     if (!enabled_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-#if HAMGAN_TORCH_AT_LEAST(2, 4)
-    at::autocast::set_autocast_enabled(at::kCUDA, prev_enabled_);
-    at::autocast::set_autocast_dtype(at::kCUDA, prev_dtype_);
-#else
-    at::autocast::set_enabled(prev_enabled_);
-    at::autocast::set_autocast_gpu_dtype(prev_dtype_);
-#endif
+    set(prev_enabled_, prev_dtype_);
   }
-  CudaAutocast(const CudaAutocast&) = delete;
-  CudaAutocast& operator=(const CudaAutocast&) = delete;
+  Autocast(const Autocast&) = delete;
+  Autocast& operator=(const Autocast&) = delete;
 
  private:
-  bool enabled_, prev_enabled_ = false;
+  bool is_enabled() const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    return at::autocast::is_autocast_enabled(cpu_ ? at::kCPU : at::kCUDA);
+#else
+    return cpu_ ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+  }
+  at::ScalarType get_dtype() const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    return at::autocast::get_autocast_dtype(cpu_ ? at::kCPU : at::kCUDA);
+#else
+    return cpu_ ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
+#endif
+  }
+  void set(bool on, at::ScalarType dtype) const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    at::autocast::set_autocast_enabled(cpu_ ? at::kCPU : at::kCUDA, on);
+    at::autocast::set_autocast_dtype(cpu_ ? at::kCPU : at::kCUDA, dtype);
+#else
+    if (cpu_) {
+      at::autocast::set_cpu_enabled(on);
+      at::autocast::set_autocast_cpu_dtype(dtype);
+    } else {
+      at::autocast::set_enabled(on);
+      at::autocast::set_autocast_gpu_dtype(dtype);
+    }
+#endif
+  }
+
+  bool enabled_, cpu_, prev_enabled_ = false;
   at::ScalarType prev_dtype_ = at::kBFloat16;
 };
 

@@ -14,6 +14,7 @@
 #include "core/splitmix.h"
 #include "gan/models/init.h"
 #include "gan/models/memory_format.h"
+#include "gan/train/amp.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
 #include "gan/train/signals.h"
@@ -45,7 +46,7 @@ torch::optim::AdamOptions adam(double lr, const TrainConfig& t) {
 Trainer::Trainer(const Config& cfg, torch::Device device)
     : cfg_(cfg),
       device_(device),
-      amp_(cfg.train.amp && device.is_cuda()),
+      amp_(amp_enabled(cfg.train.amp, device)),
       loss_(parse_gan_loss(cfg.train.loss)),
       rng_(at::detail::createCPUGenerator(static_cast<uint64_t>(cfg.train.seed))) {
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
@@ -104,7 +105,7 @@ void Trainer::step(BatchSource& real) {
       auto [z, y_fake] = sample_zy(mb);
       torch::Tensor out;
       {
-        compat::CudaAutocast autocast(amp_);
+        compat::Autocast autocast(amp_, device_.type());
         torch::Tensor fake;
         {
           torch::NoGradGuard no_grad;
@@ -136,7 +137,7 @@ void Trainer::step(BatchSource& real) {
     auto [z, y_fake] = sample_zy(mb);
     torch::Tensor out;
     {
-      compat::CudaAutocast autocast(amp_);
+      compat::Autocast autocast(amp_, device_.type());
       out = d_->forward(g_->forward(z, y_fake), y_fake);
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
