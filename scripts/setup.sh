@@ -50,7 +50,7 @@ if [ "$libtorch" = pip ]; then
   [ -x "$cuda_home/bin/nvcc" ] || { echo "setup: LIBTORCH=pip needs the CUDA toolkit: no $cuda_home/bin/nvcc (set CUDA_HOME)" >&2; exit 1; }
   # The torch package directory as prefix: its lib/ then wins over Debian's libtorch.so
   # and libc10.so, which TorchConfig's find_library would otherwise pick up.
-  read -r prefix torch_cuda < <("$py" -c 'import os, torch
+  read -r prefix torch_cuda < <("$py" -W ignore -c 'import os, torch
 print(os.path.dirname(torch.__file__), torch.version.cuda)')
   [ "$torch_cuda" != None ] || { echo "setup: torch==$version in $venv is a CPU-only wheel" >&2; exit 1; }
   # No GPU to detect the architecture from: A100 (sm_80) and H100 (sm_90).
