@@ -1,7 +1,7 @@
 #include "metrics/statistics.h"
 
 #include "core/error.h"
-#include "metrics/npz.h"
+#include "io/npz.h"
 
 namespace hamgan::metrics {
 

@@ -14,7 +14,7 @@
 #include "core/state_dict.h"
 #include "gan/cli/commands.h"
 #include "gan/data/synthetic.h"
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/train/trainer.h"
 #include "support/cli.h"
 #include "support/errors.h"

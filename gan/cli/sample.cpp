@@ -12,8 +12,8 @@
 #include "gan/sample/grid.h"
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/png.h"
 #include "gan/train/trainer.h"
+#include "io/png.h"
 
 namespace hamgan::cli {
 

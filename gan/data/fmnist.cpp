@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "gan/data/image.h"
 #include "gan/data/sources.h"
+#include "io/image.h"
 
 namespace hamgan {
 

@@ -11,13 +11,13 @@
 
 #include "core/compat.h"
 #include "core/error.h"
-#include "gan/models/memory_format.h"
+#include "core/splitmix.h"
 #include "gan/models/init.h"
-#include "gan/train/png.h"
+#include "gan/models/memory_format.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
-#include "core/splitmix.h"
 #include "gan/train/signals.h"
+#include "io/png.h"
 
 namespace hamgan {
 

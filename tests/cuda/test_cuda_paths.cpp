@@ -12,7 +12,7 @@
 #include "gan/data/synthetic.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/train/trainer.h"
 #include "support/cli.h"
 #include "support/state_dicts.h"
