@@ -17,6 +17,7 @@
 #include "gan/train/losses.h"
 #include "gan/train/trainer.h"
 #include "support/gradcheck.h"
+#include "support/state_dicts.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -64,17 +65,7 @@ TrainResult run(const Config& cfg, const std::string& dir, TrainOptions opt = {}
   return train(cfg, opt, synthetic(cfg));
 }
 
-bool identical(const TensorMap& a, const TensorMap& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, v] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || !torch::equal(v, it->second)) {
-      ADD_FAILURE() << "differs: " << k;
-      return false;
-    }
-  }
-  return true;
-}
+using test::identical;
 
 struct Loaded {
   TensorMap g, d, g_ema;

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
@@ -36,7 +37,7 @@ void add_common(cxxopts::Options& o) {
       cxxopts::value<std::string>()->default_value("torch"))(
       "batch", "images per Inception batch", cxxopts::value<int64_t>()->default_value("50"))(
       "workers", "image decoding threads", cxxopts::value<int>()->default_value("4"))(
-      "device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))(
+      "device", "cpu, cuda or auto", cxxopts::value<std::string>()->default_value("cpu"))(
       "channels-last", "channels-last memory format", cxxopts::value<bool>()->default_value("true"))(
       "n", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
            "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
@@ -61,7 +62,7 @@ metrics::InceptionExtractor make_net(const cxxopts::ParseResult& r, const Config
   else if (!cfg_path.empty()) path = cfg_path;
   else fail("--inception PATH is required (or set HAMGAN_INCEPTION, or eval.inception in the config); "
             "scripts/download_inception.sh fetches pt_inception-2015-12-05-6726825d.pth");
-  const torch::Device dev(r["device"].as<std::string>());
+  const torch::Device dev = resolve_device(r["device"].as<std::string>(), "--device");
   return metrics::InceptionExtractor(path, metrics::parse_resize(r["resize"].as<std::string>()), dev,
                                      r["channels-last"].as<bool>());
 }

@@ -24,16 +24,6 @@ namespace hamgan {
 
 namespace fs = std::filesystem;
 
-torch::Device resolve_device(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name == "cuda" || name == "auto") {
-    if (torch::cuda::is_available()) return torch::Device(torch::kCUDA, 0);
-    if (name == "cuda") fail("train.device: cuda requested, but LibTorch sees no CUDA device");
-    return torch::kCPU;
-  }
-  fail("train.device: expected cpu, cuda or auto, got '", name, "'");
-}
-
 namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);
@@ -127,7 +117,7 @@ void Trainer::step(BatchSource& real) {
       add(d_fake, o_fake.mean());
     }
     if (dp_) dp_->average_gradients(*d_);
-    opt_d_->step();
+    if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
   }
 
   // Generator: D's weights are constants here (BigGAN's toggle_grad).
@@ -146,7 +136,7 @@ void Trainer::step(BatchSource& real) {
     g_loss_sum = g_loss_sum.defined() ? g_loss_sum + t : t;
   }
   if (dp_) dp_->average_gradients(*g_);
-  opt_g_->step();
+  if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
   set_requires_grad(*d_, true);
 
   ++iteration_;
@@ -164,6 +154,10 @@ torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
 }
 
 void Trainer::save(const std::string& path, const LoaderState& loader) {
+  save_checkpoint(path, checkpoint(loader));
+}
+
+CheckpointWrite Trainer::checkpoint(const LoaderState& loader) {
   CheckpointWrite c;
   c.iteration = iteration_;
   c.config_yaml = to_yaml(cfg_.resolved);
@@ -175,7 +169,11 @@ void Trainer::save(const std::string& path, const LoaderState& loader) {
   c.loader = loader;
   c.rng = {{"sample", rng_.get_state()},
            {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
-  save_checkpoint(path, c);
+  // On CUDA the context modules draw their random initial bases (Hamburger NMF/VQ/CD) from
+  // the GPU's default generator; without its state a resumed run would draw other bases.
+  if (device_.is_cuda())
+    c.rng.emplace_back("cuda_default", at::globalContext().defaultGenerator(device_).get_state());
+  return c;
 }
 
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what) {
@@ -208,6 +206,12 @@ void Trainer::restore(const CheckpointData& c) {
   rng_.set_state(c.rng_state("sample"));
   at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
   global.set_state(c.rng_state("cpu_default"));
+  // Portable both ways: a CUDA run's checkpoint resumes on the CPU (its GPU state is not
+  // needed there), a CPU run's on CUDA (the GPU generator keeps its seed from the config).
+  if (const auto cuda = c.find_rng_state("cuda_default"); cuda && device_.is_cuda()) {
+    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
+    g.set_state(*cuda);
+  }
   iteration_ = c.iteration;
 }
 
