@@ -198,15 +198,13 @@ TEST(Checkpoint, FailedWriteLeavesPreviousIntact) {
   EXPECT_EQ(warn.str(), "");
 }
 
-TEST(Checkpoint, PruneKeepsNewestAndBest) {
+TEST(Checkpoint, PruneKeepsNewest) {
   const std::string dir = fresh_dir("prune");
   run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=3"), dir);
   const std::string ck = dir + "/checkpoints";
   EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 3), checkpoint_path(ck, 2)}));
-  EXPECT_EQ(mark_best(checkpoint_path(ck, 2)), checkpoint_path(ck, 2, true));
   run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=5"), dir);
-  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 5), checkpoint_path(ck, 4),
-                                                            checkpoint_path(ck, 2, true)}));
+  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 5), checkpoint_path(ck, 4)}));
 }
 
 TEST(Checkpoint, CorruptNewestFallsBackToPrevious) {

@@ -26,16 +26,6 @@ namespace hamgan {
 
 namespace fs = std::filesystem;
 
-torch::Device resolve_device(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name == "cuda" || name == "auto") {
-    if (torch::cuda::is_available()) return torch::Device(torch::kCUDA, 0);
-    if (name == "cuda") fail("train.device: cuda requested, but LibTorch sees no CUDA device");
-    return torch::kCPU;
-  }
-  fail("train.device: expected cpu, cuda or auto, got '", name, "'");
-}
-
 namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "gan/models/discriminator.h"
@@ -21,9 +22,6 @@
 #include "gan/train/train_metrics.h"
 
 namespace hamgan {
-
-// cpu | cuda | auto -> a device; cuda without a GPU is an error.
-torch::Device resolve_device(const std::string& name);
 
 class DataParallel;
 
