@@ -169,7 +169,7 @@ std::vector<std::string> list_images(const std::string& dir, int64_t n) {
   std::sort(out.begin(), out.end());
   if (out.empty()) fail(dir, ": no ", kImageExtensions, " images found");
   if (n > 0) {
-    if (static_cast<int64_t>(out.size()) < n) fail(dir, ": --n ", n, " but only ", out.size(), " images");
+    if (static_cast<int64_t>(out.size()) < n) fail(dir, ": -n ", n, " but only ", out.size(), " images");
     out.resize(static_cast<size_t>(n));
   }
   return out;

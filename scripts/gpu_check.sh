@@ -57,9 +57,9 @@ weights=${HAMGAN_INCEPTION:-$HOME/.cache/hamgan/pt_inception-2015-12-05-6726825d
 [ -f "$weights" ] || scripts/download_inception.sh "$(dirname "$weights")"
 ck=$(ls "$run"/checkpoints/ckpt_*.pt | sort | tail -1)
 log "sample 5000 images and their FID features on cuda"
-"$bin" sample --checkpoint "$ck" --out "$out/samples" --n 5000 --batch 500 --device cuda --overwrite
+"$bin" sample --checkpoint "$ck" --out "$out/samples" --count 5000 --batch 500 --device cuda --overwrite
 "$bin" fid stats --images "$out/samples" --out "$out/samples.npz" --inception "$weights" \
   --device cuda --batch 200 --workers 8 2>&1 | tee "$out/fid_features.txt"
-"$bin" fid --real "$out/samples.npz" --checkpoint "$ck" --n 5000 --inception "$weights" --device cuda \
+"$bin" fid --real "$out/samples.npz" --checkpoint "$ck" --count 5000 --inception "$weights" --device cuda \
   2>&1 | tee -a "$out/fid_features.txt"
 log "done; numbers in $out/bench_train.txt and $out/fid_features.txt"

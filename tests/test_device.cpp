@@ -119,13 +119,13 @@ TEST(DeviceCli, CudaWithoutGpuNamesTheFlag) {
   test::write_tiny_checkpoint(ck, 1, true, 3, test::tiny_checkpoint_yaml());
   const std::string out = dir + "/samples";
   if (has_gpu()) {
-    test::run_cli(cli::sample_cmd, "sample", {"--checkpoint", ck, "--out", out, "--n", "3", "--device", "cuda"});
+    test::run_cli(cli::sample_cmd, "sample", {"--checkpoint", ck, "--out", out, "--count", "3", "--device", "cuda"});
     EXPECT_TRUE(fs::exists(out + "/0/0.png"));
     return;
   }
   expect_no_gpu_message(test::error_of([&] {
                           test::run_cli(cli::sample_cmd, "sample",
-                                        {"--checkpoint", ck, "--out", out, "--n", "3", "--device", "cuda"});
+                                        {"--checkpoint", ck, "--out", out, "--count", "3", "--device", "cuda"});
                         }),
                         "--device");
   EXPECT_FALSE(fs::exists(out));

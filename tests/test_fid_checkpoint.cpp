@@ -65,12 +65,12 @@ TEST(FidCheckpoint, EqualsFidOfWrittenPngs) {
   const std::string ref = dir + "/ref.npz";
   fid_cli({"stats", "--images", real_dir(), "--out", ref, "--inception", weights(), "--threads", "2"});
   const std::string png = dir + "/png";
-  std::vector<std::string> s = {"sample", "--checkpoint", ck, "--n", "3", "--out", png, "--seed", "9"};
+  std::vector<std::string> s = {"sample", "--checkpoint", ck, "-n", "3", "--out", png, "--seed", "9"};
   std::vector<char*> argv;
   for (auto& a : s) argv.push_back(a.data());
   ASSERT_EQ(cli::sample_cmd(static_cast<int>(argv.size()), argv.data()), 0);
 
-  const std::string a = fid_cli({"--real", ref, "--checkpoint", ck, "--n", "3", "--seed", "9", "--threads", "2"});
+  const std::string a = fid_cli({"--real", ref, "--checkpoint", ck, "--count", "3", "--seed", "9", "--threads", "2"});
 
   // The features themselves, through the library.
   const metrics::InceptionExtractor net(weights(), metrics::Resize::Torch, torch::kCPU);

@@ -151,7 +151,7 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   const std::string yaml = test::tiny_checkpoint_yaml();
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, yaml);
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 20), 20, true, 2, yaml);
-  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--n", "2", "--inception", weights(),
+  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--count", "2", "--inception", weights(),
                                          "--threads", "2"};
   EXPECT_NE(fid_cli(args).find("scored 2 checkpoints"), std::string::npos);
   auto rows = eval::read_fid_csv(run + "/fid.csv");

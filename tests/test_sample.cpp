@@ -172,12 +172,12 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
   EXPECT_EQ(to_tensor(decode_image(out + "_grid.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 8 * 34 + 2}));
   EXPECT_EQ(to_tensor(decode_image(out + "_interp.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 5 * 34 + 2}));
   // A second run into the same directory must not lose the first one's outputs.
-  const std::string e = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out}); });
+  const std::string e = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "-n", "3", "--out", out}); });
   EXPECT_NE(e.find("not empty"), std::string::npos) << e;
   EXPECT_NE(e.find("--overwrite"), std::string::npos) << e;
-  ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out, "--overwrite"}), 0);
+  ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--count", "3", "--out", out, "--overwrite"}), 0);
   EXPECT_EQ(list_images(out).size(), 7u);  // 000..002/000000.png: 000 and 002 rewritten, 001 new
-  const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "--n", "1", "--out", out + "x"}); });
+  const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "-n", "1", "--out", out + "x"}); });
   EXPECT_NE(bad.find("class 3 is out of range"), std::string::npos) << bad;
 }
 

@@ -15,6 +15,7 @@
 #include "gan/data/synthetic.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
+#include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"
 #include "support/gradcheck.h"
 #include "support/state_dicts.h"
@@ -57,12 +58,19 @@ std::string fresh_dir(const std::string& name) {
   return p.string();
 }
 
-TrainResult run(const Config& cfg, const std::string& dir, TrainOptions opt = {}) {
+struct Ran : TrainResult {
+  std::vector<IterStats> history;  // every iteration of this call
+};
+
+Ran run(const Config& cfg, const std::string& dir, TrainHooks hooks = {}) {
   std::ostringstream sink;
+  TrainOptions opt;
   opt.out_dir = dir;
   opt.out = &sink;
-  opt.record_history = true;
-  return train(cfg, opt, synthetic(cfg));
+  Ran r;
+  hooks.history = &r.history;
+  static_cast<TrainResult&>(r) = train(cfg, opt, synthetic(cfg), hooks);
+  return r;
 }
 
 using test::identical;
@@ -181,15 +189,13 @@ TEST(Checkpoint, FailedWriteLeavesPreviousIntact) {
   EXPECT_EQ(warn.str(), "");
 }
 
-TEST(Checkpoint, PruneKeepsNewestAndBest) {
+TEST(Checkpoint, PruneKeepsNewest) {
   const std::string dir = fresh_dir("prune");
   run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=3"), dir);
   const std::string ck = dir + "/checkpoints";
   EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 3), checkpoint_path(ck, 2)}));
-  EXPECT_EQ(mark_best(checkpoint_path(ck, 2)), checkpoint_path(ck, 2, true));
   run(tiny("train.checkpoint_every=1 train.keep_checkpoints=2 train.iterations=5"), dir);
-  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 5), checkpoint_path(ck, 4),
-                                                            checkpoint_path(ck, 2, true)}));
+  EXPECT_EQ(list_checkpoints(ck), (std::vector<std::string>{checkpoint_path(ck, 5), checkpoint_path(ck, 4)}));
 }
 
 TEST(Checkpoint, CorruptNewestFallsBackToPrevious) {
@@ -205,7 +211,7 @@ TEST(Checkpoint, CorruptNewestFallsBackToPrevious) {
   EXPECT_EQ(c->iteration, 3);
   EXPECT_NE(warn.str().find(newest), std::string::npos) << warn.str();
   // Training resumes from the older one and reaches the end again.
-  const TrainResult r = run(cfg, dir);
+  const Ran r = run(cfg, dir);
   EXPECT_EQ(r.history.size(), 3u);
   EXPECT_EQ(r.iteration, 6);
 }
@@ -226,9 +232,9 @@ TEST(Checkpoint, ModelChangingConfigOnResumeIsRejected) {
 
 TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   const std::string a = fresh_dir("straight"), b = fresh_dir("resumed");
-  const TrainResult straight = run(tiny(), a);
-  const TrainResult first = run(tiny("train.iterations=3 train.checkpoint_every=0"), b);
-  const TrainResult second = run(tiny(), b);
+  const Ran straight = run(tiny(), a);
+  const Ran first = run(tiny("train.iterations=3 train.checkpoint_every=0"), b);
+  const Ran second = run(tiny(), b);
   ASSERT_EQ(straight.history.size(), 6u);
   ASSERT_EQ(first.history.size(), 3u);
   ASSERT_EQ(second.history.size(), 3u);
@@ -254,14 +260,14 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
 
 TEST(Stop, NanLossStopsNamingTheIterationAndKeepsLastCheckpoint) {
   const std::string dir = fresh_dir("nan");
-  TrainOptions opt;
-  opt.after_step = [](Trainer& t) {
+  TrainHooks hooks;
+  hooks.after_step = [](Trainer& t) {
     if (t.iteration() != 4) return;
     torch::NoGradGuard ng;
     for (auto& p : t.d()->parameters()) p.fill_(std::nanf(""));
   };
   try {
-    run(tiny(), dir, opt);
+    run(tiny(), dir, hooks);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     const std::string m = e.what();
@@ -276,11 +282,11 @@ TEST(Stop, NanLossStopsNamingTheIterationAndKeepsLastCheckpoint) {
 
 TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   const std::string dir = fresh_dir("sigint");
-  TrainOptions opt;
-  opt.after_step = [](Trainer& t) {
+  TrainHooks hooks;
+  hooks.after_step = [](Trainer& t) {
     if (t.iteration() == 2) std::raise(SIGINT);
   };
-  const TrainResult r = run(tiny(), dir, opt);
+  const Ran r = run(tiny(), dir, hooks);
   EXPECT_EQ(r.outcome, TrainOutcome::Interrupted);
   EXPECT_EQ(r.iteration, 2);
   EXPECT_EQ(load_checkpoint(checkpoint_path(dir + "/checkpoints", 2)).iteration, 2);

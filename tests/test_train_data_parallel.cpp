@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 
 #include "gan/config.h"
@@ -42,20 +43,32 @@ class FixedSource : public BatchSource {
   Batch b_;
 };
 
+// A Trainer whose every z / fake-label draw (n rows) is f(n); the run RNG is unused.
+class ScriptedLatents : public Trainer {
+ public:
+  using Draw = std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>;
+  ScriptedLatents(const Config& cfg, Draw f) : Trainer(cfg, torch::kCPU), f_(std::move(f)) {}
+
+ protected:
+  std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n) override { return f_(n); }
+
+ private:
+  Draw f_;
+};
+
 // in: real x, real y, then (z, y_fake) for the D step and for the G step, 2B rows each.
 // Rows [first, first + n) of everything; one Trainer::step; returns D's and G's state
 // dicts after the step followed by their (averaged) gradients, D first.
 std::vector<torch::Tensor> one_step(const std::vector<torch::Tensor>& in, int64_t first,
                                     int64_t n, DataParallel* dp, bool sync_bn) {
   const auto rows = [&](const torch::Tensor& t) { return t.narrow(0, first, n).clone(); };
-  Trainer t(small_config(n, sync_bn), torch::kCPU);
-  if (dp) t.set_data_parallel(dp);
   int calls = 0;
-  t.set_latent_override([&](int64_t m) {
+  ScriptedLatents t(small_config(n, sync_bn), [&](int64_t m) {
     if (m != n || calls > 1) throw std::runtime_error("unexpected latent draw");
     const int k = 2 + 2 * calls++;
     return std::make_pair(rows(in[k]), rows(in[k + 1]));
   });
+  if (dp) t.set_data_parallel(dp);
   Batch b;
   b.images = rows(in[0]);
   b.labels = rows(in[1]);

@@ -172,21 +172,19 @@ Generator load_generator(const CheckpointData& c, bool ema, torch::Device device
   return g;
 }
 
-std::string checkpoint_path(const std::string& dir, int64_t iteration, bool best) {
+std::string checkpoint_path(const std::string& dir, int64_t iteration) {
   char name[64];
-  std::snprintf(name, sizeof name, "ckpt_%09lld%s.pt", static_cast<long long>(iteration),
-                best ? ".best" : "");
+  std::snprintf(name, sizeof name, "ckpt_%09lld.pt", static_cast<long long>(iteration));
   return (fs::path(dir) / name).string();
 }
 
 namespace {
 struct Entry {
   int64_t iteration;
-  bool best;
   std::string path;
 };
 std::vector<Entry> entries(const std::string& dir) {
-  static const std::regex re(R"(ckpt_(\d+)(\.best)?\.pt)");
+  static const std::regex re(R"(ckpt_(\d+)\.pt)");
   std::vector<Entry> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
@@ -194,10 +192,10 @@ std::vector<Entry> entries(const std::string& dir) {
     std::smatch m;
     const std::string name = f.path().filename().string();
     if (f.is_regular_file() && std::regex_match(name, m, re))
-      out.push_back({std::stoll(m[1].str()), m[2].matched, f.path().string()});
+      out.push_back({std::stoll(m[1].str()), f.path().string()});
   }
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
-    return a.iteration != b.iteration ? a.iteration > b.iteration : a.best > b.best;
+    return a.iteration > b.iteration;
   });
   return out;
 }
@@ -209,22 +207,9 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return out;
 }
 
-std::string mark_best(const std::string& path) {
-  const std::string suffix = ".pt";
-  if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0 ||
-      path.find(".best.pt") != std::string::npos)
-    fail(path, ": expected a checkpoint named ckpt_<iteration>.pt to mark as best");
-  const std::string best = path.substr(0, path.size() - suffix.size()) + ".best.pt";
-  std::error_code ec;
-  fs::rename(path, best, ec);
-  if (ec) fail(path, ": cannot rename to ", best, ": ", ec.message());
-  return best;
-}
-
 void prune_checkpoints(const std::string& dir, int64_t keep) {
   int64_t kept = 0;
   for (const auto& e : entries(dir)) {
-    if (e.best) continue;
     if (kept++ < keep) continue;
     std::error_code ec;
     fs::remove(e.path, ec);

@@ -2,7 +2,7 @@
 // both Adam states, the iteration, RNG states, the loader position and the resolved
 // config as YAML text, plus a format version. Files are written to a temporary name,
 // fsync'ed and renamed, so a crash mid-write never leaves a broken checkpoint.
-// Layout: <dir>/ckpt_<iteration, 9 digits>.pt, or .best.pt for ones marked best.
+// Layout: <dir>/ckpt_<iteration, 9 digits>.pt.
 #pragma once
 #include <torch/torch.h>
 
@@ -57,12 +57,10 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device = t
 // G (or EMA G when `ema` and the checkpoint has one) rebuilt from the stored config, eval mode.
 Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU);
 
-std::string checkpoint_path(const std::string& dir, int64_t iteration, bool best = false);
+std::string checkpoint_path(const std::string& dir, int64_t iteration);
 // Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored.
 std::vector<std::string> list_checkpoints(const std::string& dir);
-// Renames ckpt_N.pt to ckpt_N.best.pt (never pruned); returns the new path.
-std::string mark_best(const std::string& path);
-// Deletes all but the newest `keep` checkpoints that are not marked best.
+// Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::string& dir, int64_t keep);
 // The newest checkpoint that loads; each damaged newer one is reported on `warn` and skipped.
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "core/error.h"
+
 namespace hamgan::cli {
 
 const std::vector<Command>& commands() {
@@ -31,6 +33,22 @@ Config config_from(const cxxopts::ParseResult& r) {
   std::vector<std::string> ov;
   if (r.count("overrides")) ov = r["overrides"].as<std::vector<std::string>>();
   return load_config(r["config"].as<std::string>(), ov);
+}
+
+void add_workers_option(cxxopts::Options& o) {
+  o.add_options()("workers", "threads that read and decode images (data loader, image directories)",
+                  cxxopts::value<int64_t>()->default_value("2"));
+}
+
+void add_device_option(cxxopts::Options& o) {
+  o.add_options()("device", "cpu, cuda or auto (cuda when available), as train.device",
+                  cxxopts::value<std::string>()->default_value("auto"));
+}
+
+int64_t workers_of(const cxxopts::ParseResult& r) {
+  const int64_t n = r["workers"].as<int64_t>();
+  if (n < 1 || n > 256) fail("--workers: expected 1..256, got ", n);
+  return n;
 }
 
 void set_threads(const cxxopts::ParseResult& r) {

@@ -27,6 +27,11 @@ void add_config_options(cxxopts::Options& opts, const std::string& default_confi
 Config config_from(const cxxopts::ParseResult& r);
 // at::set_num_threads(--threads or the core count): Debian's build defaults to 1.
 void set_threads(const cxxopts::ParseResult& r);
+// The flags with one meaning wherever they appear: --workers (threads that read and decode
+// images; default 2) and --device (cpu, cuda or auto, default auto, as train.device).
+void add_workers_option(cxxopts::Options& o);
+void add_device_option(cxxopts::Options& o);
+int64_t workers_of(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
 int prepare(int argc, char** argv);

@@ -1,7 +1,7 @@
-// hamgan fid stats (--images DIR | --data SRC [--format F]) --out ref.npz [--n N]
+// hamgan fid stats (--images DIR | --data SRC [--format F]) --out ref.npz [-n N]
 // hamgan fid --real ref.npz|DIR|SRC --fake DIR [--all]
-// hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [--n N] [--all]   (samples, no files written)
-// hamgan fid --real ref.npz|DIR|SRC --run DIR [--n N]                 (fid.csv + fid.png)
+// hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--all]   (samples, no files written)
+// hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (fid.csv + fid.png)
 // Inception weights: --inception > $HAMGAN_INCEPTION > eval.inception of the config (-c, or
 // the one stored in the checkpoint).
 #include <algorithm>
@@ -36,10 +36,8 @@ void add_common(cxxopts::Options& o) {
       "resize", "torch (pytorch-fid) or tf (torch-fidelity, TF 1.x bilinear)",
       cxxopts::value<std::string>()->default_value("torch"))(
       "batch", "images per Inception batch", cxxopts::value<int64_t>()->default_value("50"))(
-      "workers", "image decoding threads", cxxopts::value<int>()->default_value("4"))(
-      "device", "cpu, cuda or auto", cxxopts::value<std::string>()->default_value("cpu"))(
-      "channels-last", "channels-last memory format", cxxopts::value<bool>()->default_value("true"))(
-      "n", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
+      "channels-last", "channels-last memory format for Inception (off by default, as train.channels_last)")(
+      "n,count", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
            "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
       "c,config", "config whose eval.inception names the weights", cxxopts::value<std::string>())(
       "format", "data source format of --data/--real (fmnist, cifar10, folder, packed; default: detect)",
@@ -49,6 +47,8 @@ void add_common(cxxopts::Options& o) {
       "channels", "read data sources with 1 or 3 channels (default: 1 for fmnist, else 3)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
+  add_workers_option(o);
+  add_device_option(o);
 }
 
 // --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of `stored`, a checkpoint's config).
@@ -64,7 +64,7 @@ metrics::InceptionExtractor make_net(const cxxopts::ParseResult& r, const Config
             "scripts/download_inception.sh fetches pt_inception-2015-12-05-6726825d.pth");
   const torch::Device dev = resolve_device(r["device"].as<std::string>(), "--device");
   return metrics::InceptionExtractor(path, metrics::parse_resize(r["resize"].as<std::string>()), dev,
-                                     r["channels-last"].as<bool>());
+                                     r.count("channels-last") > 0);
 }
 
 metrics::Features features_of(const std::string& dir, const metrics::InceptionExtractor& net,
@@ -72,7 +72,7 @@ metrics::Features features_of(const std::string& dir, const metrics::InceptionEx
   const auto files = list_images(dir, r["n"].as<int64_t>());
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
-      net, metrics::image_batches(files, net, r["batch"].as<int64_t>(), r["workers"].as<int>()), want_logits);
+      net, metrics::image_batches(files, net, r["batch"].as<int64_t>(), static_cast<int>(workers_of(r))), want_logits);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << dir << ": " << files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
             << files.size() / s << " images/s)\n";
@@ -86,7 +86,7 @@ eval::ReferenceOptions reference_options(const cxxopts::ParseResult& r, int64_t 
   o.resolution = r.count("resolution") ? r["resolution"].as<int64_t>() : cfg ? cfg->model.resolution : 32;
   o.channels = r["channels"].as<int64_t>();
   o.batch = r["batch"].as<int64_t>();
-  o.workers = r["workers"].as<int>();
+  o.workers = static_cast<int>(workers_of(r));
   return o;
 }
 
@@ -126,13 +126,6 @@ int stats(int argc, char** argv) {
   metrics::save_stats(r["out"].as<std::string>(), metrics::compute_stats(f.pool));
   std::cout << "wrote " << r["out"].as<std::string>() << " (" << f.pool.size(0) << " images)\n";
   return 0;
-}
-
-// cxxopts takes one-letter names as short options; accept the documented `--n N` too.
-void long_n(int argc, char** argv) {
-  static char short_n[] = "-n";
-  for (int k = 1; k < argc; ++k)
-    if (std::string(argv[k]) == "--n") argv[k] = short_n;
 }
 
 // --checkpoint (one score, printed) or --run (every unscored checkpoint, into fid.csv/fid.png).
@@ -188,7 +181,6 @@ int fid_of_samples(const cxxopts::ParseResult& r) {
 }  // namespace
 
 int fid(int argc, char** argv) {
-  long_n(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "stats") return stats(argc - 1, argv + 1);
   cxxopts::Options o("hamgan fid", "FID (and IS, KID with --all) of an image directory against reference "
                                    "statistics or another directory; `hamgan fid stats` writes statistics");
@@ -197,7 +189,7 @@ int fid(int argc, char** argv) {
       "fake", "image directory to score", cxxopts::value<std::string>())(
       "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/fid.csv",
       cxxopts::value<std::string>())(
-      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as --n, or all if fewer)",
+      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "also Inception Score and KID (KID needs --real to be a directory)");

@@ -25,7 +25,7 @@ int bench(const cxxopts::ParseResult& r, const std::string& src, const std::stri
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_open).count();
   LoaderOptions lo;
   lo.batch_size = r["batch"].as<int64_t>();
-  lo.workers = r["workers"].as<int64_t>();
+  lo.workers = workers_of(r);
   Loader loader(data, lo);
   const int64_t n = r["bench"].as<int64_t>();
   const auto t0 = std::chrono::steady_clock::now();
@@ -57,8 +57,8 @@ int prepare(int argc, char** argv) {
       "bench", "instead of writing: time N loader batches from --data",
       cxxopts::value<int64_t>()->default_value("0"))(
       "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"))(
-      "workers", "loader workers for --bench", cxxopts::value<int64_t>()->default_value("2"))(
       "h,help", "show help");
+  add_workers_option(opts);
   const auto r = opts.parse(argc, argv);
   if (r.count("help")) {
     std::cout << opts.help() << "\n";

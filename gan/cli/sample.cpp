@@ -1,18 +1,18 @@
-// hamgan sample --checkpoint CK --out DIR [--n N | --per-class K] [--classes all|LIST] [--seed S]
-//   [--truncation T] [--no-ema] [--batch B] [--device cpu|cuda] [--overwrite]
+// hamgan sample --checkpoint CK --out DIR [-n N | --per-class K] [--classes all|LIST] [--seed S]
+//   [--truncation T] [--no-ema] [--batch B] [--device auto|cpu|cuda] [--overwrite]
 //   [--grid FILE.png] [--interpolate FILE.png [--steps S]]
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "gan/cli/commands.h"
 #include "gan/sample/classes.h"
 #include "gan/sample/grid.h"
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/trainer.h"
 #include "io/png.h"
 
 namespace hamgan::cli {
@@ -37,14 +37,12 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
 }
 
 int sample_cmd(int argc, char** argv) {
-  for (int k = 1; k < argc; ++k)  // cxxopts reads one-letter names as short options
-    if (std::string(argv[k]) == "--n") argv[k][1] = 'n', argv[k][2] = '\0';
   cxxopts::Options o("hamgan sample", "Samples of a checkpoint as PNGs in an ImageFolder layout DIR/<class>/<k>.png");
   add_sample_options(o);
   o.add_options()("batch", "images per generator batch", cxxopts::value<int64_t>()->default_value("50"))(
-      "device", "cpu, cuda or auto", cxxopts::value<std::string>()->default_value("cpu"))("n", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
+      "n,count", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
       "classes", "all or a comma list of class indices", cxxopts::value<std::string>()->default_value("all"))(
-      "per-class", "images per class (instead of --n)", cxxopts::value<int64_t>()->default_value("0"))(
+      "per-class", "images per class (instead of -n)", cxxopts::value<int64_t>()->default_value("0"))(
       "out", "output directory", cxxopts::value<std::string>())(
       "overwrite", "write into a non-empty --out")(
       "grid", "also a class grid PNG (one row per class)", cxxopts::value<std::string>())(
@@ -52,6 +50,7 @@ int sample_cmd(int argc, char** argv) {
       "interpolate", "also latent interpolation rows PNG (one row per class)", cxxopts::value<std::string>())(
       "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"))(
       "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
+  add_device_option(o);
   const auto r = o.parse(argc, argv);
   if (r.count("help")) {
     std::cout << o.help() << "\n";

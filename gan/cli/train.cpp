@@ -73,11 +73,11 @@ int train(int argc, char** argv) {
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
   opts.add_options()("o,out", "output directory (checkpoints/, samples/, metrics.jsonl)",
                      cxxopts::value<std::string>())(
-      "workers", "data loader threads", cxxopts::value<int64_t>()->default_value("2"))(
       "synthetic", "train on a synthetic dataset instead of data.*")(
       "nproc", "data-parallel worker processes on this machine (Gloo); for many nodes start "
                "each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
       cxxopts::value<int>()->default_value("1"))("h,help", "show help");
+  add_workers_option(opts);
   const auto r = opts.parse(argc, argv);
   if (r.count("help")) {
     std::cout << opts.help() << "\n";
@@ -94,7 +94,7 @@ int train(int argc, char** argv) {
   set_threads(r);
   const Config cfg = config_from(r);
   const bool synthetic = r.count("synthetic") > 0;
-  const int64_t workers = r["workers"].as<int64_t>();
+  const int64_t workers = workers_of(r);
 
   SourceFactory make_source = [&](int64_t batch, LoaderState start) -> std::unique_ptr<BatchSource> {
     const int64_t res = cfg.model.resolution, ch = cfg.model.image_channels;

@@ -12,7 +12,7 @@ metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t 
                                      int64_t batch, int workers) {
   if (batch < 1 || workers < 1) fail("dataset batches: batch and workers must be >= 1");
   const int64_t total = n > 0 ? n : data->size();
-  if (total > data->size()) fail("--n ", n, ": the data source has only ", data->size(), " images");
+  if (total > data->size()) fail("-n ", n, ": the data source has only ", data->size(), " images");
   auto next = std::make_shared<int64_t>(0);
   return [data, total, &net, batch, workers, next]() -> torch::Tensor {
     const int64_t b = *next, e = std::min(total, b + batch);

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& run_dir) {
   const std::string dir = (fs::path(run_dir) / "checkpoints").string();
   if (!fs::is_directory(dir)) fail("--run ", run_dir, ": no checkpoints/ directory (expected a `hamgan train --out` directory)");
-  static const std::regex re(R"(ckpt_(\d+)(\.best)?\.pt)");
+  static const std::regex re(R"(ckpt_(\d+)\.pt)");
   std::vector<std::pair<int64_t, std::string>> out;
   for (const auto& p : list_checkpoints(dir)) {
     std::smatch m;

@@ -28,34 +28,42 @@ Progress::Progress(std::ostream& out, const std::string& metrics_path)
   }
 }
 
-void Progress::report(const ProgressRecord& r) {
+void Progress::report(const TrainMetrics& m) {
+  const auto& st = m.stat;
+  const auto& n = kStatNames;
   char line[320];
-  double eta = r.it_s > 0 ? (r.total - r.iteration) / r.it_s : -1;
+  double eta = m.it_s > 0 ? (m.total - m.iteration) / m.it_s : -1;
   // A time-limited run stops at its limit, whichever comes first.
-  if (r.time_left_s >= 0 && (eta < 0 || r.time_left_s < eta)) eta = r.time_left_s;
+  if (m.time_left_s >= 0 && (eta < 0 || m.time_left_s < eta)) eta = m.time_left_s;
   std::snprintf(line, sizeof line,
-                "it %lld/%lld  %.2f it/s  %.1f img/s  ETA %s  D %.4f (real %.4f fake %.4f)  "
-                "G %.4f  D(x) %.3f  D(G(z)) %.3f",
-                static_cast<long long>(r.iteration), static_cast<long long>(r.total), r.it_s,
-                r.img_s, eta_str(eta).c_str(), r.d_loss_real + r.d_loss_fake, r.d_loss_real,
-                r.d_loss_fake, r.g_loss, r.d_real, r.d_fake);
+                "it %lld/%lld  %.2f it/s  %.1f img/s  ETA %s  D %.4f (%s %.4f %s %.4f)  %s %.4f  %s %.3f  %s %.3f",
+                static_cast<long long>(m.iteration), static_cast<long long>(m.total), m.it_s, m.img_s,
+                eta_str(eta).c_str(), m.d_loss(), n[kDLossReal].label, st[kDLossReal], n[kDLossFake].label,
+                st[kDLossFake], n[kGLoss].label, st[kGLoss], n[kDReal].label, st[kDReal], n[kDFake].label,
+                st[kDFake]);
   if (tty_) {
     out_ << "\r" << line << "\x1b[K" << std::flush;
     open_line_ = true;
   } else {
     out_ << line << "\n" << std::flush;
   }
-  if (metrics_.is_open()) {
-    char json[512];
-    std::snprintf(json, sizeof json,
-                  "{\"iteration\": %lld, \"wall_s\": %.3f, \"d_loss\": %.9g, \"d_loss_real\": %.9g, "
-                  "\"d_loss_fake\": %.9g, \"g_loss\": %.9g, \"d_real\": %.9g, \"d_fake\": %.9g, "
-                  "\"g_lr\": %.9g, \"d_lr\": %.9g, \"it_s\": %.4f, \"img_s\": %.3f}",
-                  static_cast<long long>(r.iteration), r.wall_s, r.d_loss_real + r.d_loss_fake,
-                  r.d_loss_real, r.d_loss_fake, r.g_loss, r.d_real, r.d_fake, r.g_lr, r.d_lr,
-                  r.it_s, r.img_s);
-    metrics_ << json << "\n" << std::flush;
-  }
+  if (!metrics_.is_open()) return;
+  std::string json;
+  const auto add = [&json](const char* key, const char* fmt, double v) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, fmt, key, v);
+    json += json.empty() ? "{" : ", ";
+    json += buf;
+  };
+  add("iteration", "\"%s\": %.0f", static_cast<double>(m.iteration));
+  add("wall_s", "\"%s\": %.3f", m.wall_s);
+  add("d_loss", "\"%s\": %.9g", m.d_loss());
+  for (int j = 0; j < kNumStats; ++j) add(n[j].key, "\"%s\": %.9g", st[j]);
+  add("g_lr", "\"%s\": %.9g", m.g_lr);
+  add("d_lr", "\"%s\": %.9g", m.d_lr);
+  add("it_s", "\"%s\": %.4f", m.it_s);
+  add("img_s", "\"%s\": %.3f", m.img_s);
+  metrics_ << json << "}\n" << std::flush;
 }
 
 void Progress::message(const std::string& text) {

@@ -6,22 +6,15 @@
 #include <ostream>
 #include <string>
 
-namespace hamgan {
+#include "gan/train/train_metrics.h"
 
-struct ProgressRecord {
-  int64_t iteration = 0, total = 0;
-  double wall_s = 0;         // since this process started training
-  double it_s = 0, img_s = 0;
-  double d_loss_real = 0, d_loss_fake = 0, g_loss = 0, d_real = 0, d_fake = 0;
-  double g_lr = 0, d_lr = 0;
-  double time_left_s = -1;  // until train.time_limit_minutes; negative: no limit
-};
+namespace hamgan {
 
 class Progress {
  public:
   // `metrics_path` empty: no log file. Appends (a resumed run continues the file).
   Progress(std::ostream& out, const std::string& metrics_path);
-  void report(const ProgressRecord& r);
+  void report(const TrainMetrics& m);
   // A message on its own line (ends an in-place line first).
   void message(const std::string& text);
   void finish();

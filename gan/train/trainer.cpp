@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "core/compat.h"
@@ -18,6 +20,7 @@
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
 #include "gan/train/signals.h"
+#include "gan/train/train_hooks.h"
 #include "io/png.h"
 
 namespace hamgan {
@@ -64,10 +67,6 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
 }
 
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
-  if (latent_override_) {
-    auto [z, y] = latent_override_(n);
-    return {z.to(device_), y.to(device_)};
-  }
   // Drawn on the CPU from one generator: the same stream on every device, checkpointable.
   torch::Tensor z = torch::randn({n, g_->z_dim()}, rng_);
   torch::Tensor y = torch::randint(cfg_.model.n_classes, {n}, rng_, torch::kLong);
@@ -248,154 +247,206 @@ void Trainer::set_data_parallel(DataParallel* dp) {
                           static_cast<uint64_t>(iteration_));
 }
 
-TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source) {
-  const bool lead = !opt.dp || opt.dp->rank() == 0;  // the rank that reports and writes files
-  std::ostringstream quiet;
-  std::ostream& out = !lead ? quiet : opt.out ? *opt.out : std::cout;
-  if (opt.out_dir.empty()) fail("train: an output directory is needed");
-  const fs::path dir(opt.out_dir), ckpt_dir = dir / "checkpoints", sample_dir = dir / "samples";
-  fs::create_directories(ckpt_dir);
-  fs::create_directories(sample_dir);
+namespace {
 
-  torch::Device device = resolve_device(cfg.train.device);
-  if (device.is_cuda() && opt.dp)  // one GPU per local worker
-    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(
-                                             opt.dp->local_rank() % torch::cuda::device_count()));
-  Trainer t(cfg, device);
-  LoaderState start;
-  int64_t last_ckpt_resumed = -1;
-  std::ostringstream warnings;
-  if (auto c = load_latest_checkpoint(ckpt_dir.string(), warnings, device)) {
-    out << warnings.str();
-    t.restore(*c);
-    start = c->loader;
-    last_ckpt_resumed = c->iteration;
-    out << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
-  } else {
-    out << warnings.str();
-    if (lead) std::ofstream(dir / "config.yaml") << to_yaml(cfg.resolved) << "\n";
+bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration % interval == 0; }
+
+// One call of train(): where it writes, what it reports, and when it stops. Only the lead
+// rank writes files and prints; the others keep the same schedule (and the same collectives).
+class Run {
+ public:
+  Run(const Config& cfg, const TrainOptions& opt, const TrainHooks& hooks)
+      : cfg_(cfg), opt_(opt), hooks_(hooks), lead_(!opt.dp || opt.dp->rank() == 0),
+        out_(!lead_ ? quiet_ : opt.out ? *opt.out : std::cout) {
+    if (opt.out_dir.empty()) fail("train: an output directory is needed");
+    fs::create_directories(ckpt_dir_);
+    fs::create_directories(sample_dir_);
+    device_ = resolve_device(cfg.train.device);
+    if (device_.is_cuda() && opt.dp)  // one GPU per local worker
+      device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(
+                                                opt.dp->local_rank() % torch::cuda::device_count()));
   }
-  out << "training on " << device.str() << (t.amp() ? " with bf16 autocast" : " in fp32")
-      << ", batch " << cfg.train.batch_size
-      << (cfg.train.accumulate > 1 ? " (" + std::to_string(cfg.train.accumulate) + " x " +
-                                         std::to_string(t.micro_batch()) + ")"
-                                   : std::string())
-      << ", to iteration " << cfg.train.iterations << "; output in " << dir.string() << "\n";
-  if (opt.dp) t.set_data_parallel(opt.dp);
-  std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), start);
+  torch::Device device() const { return device_; }
 
-  std::optional<StopOnSignal> signals;
-  if (opt.handle_signals) signals.emplace();
-  Progress progress(out, lead ? (dir / "metrics.jsonl").string() : "/dev/null");
-  const auto [grid_z, grid_y] = grid_inputs(cfg);
+  // Restores the newest valid checkpoint, or writes config.yaml for a new run; says which.
+  LoaderState resume_or_start(Trainer& t) {
+    LoaderState start;
+    std::ostringstream warnings;
+    auto c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device_);
+    out_ << warnings.str();
+    if (c) {
+      t.restore(*c);
+      start = c->loader;
+      last_ckpt_ = c->iteration;
+      out_ << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
+    } else if (lead_) {
+      std::ofstream(dir_ / "config.yaml") << to_yaml(cfg_.resolved) << "\n";
+    }
+    const auto& tc = cfg_.train;
+    out_ << "training on " << device_.str() << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
+         << tc.batch_size
+         << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
+                               : std::string())
+         << ", to iteration " << tc.iterations << "; output in " << dir_.string() << "\n";
+    return start;
+  }
 
-  TrainResult result;
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto last_report = t0;
-  int64_t last_report_it = t.iteration(), last_ckpt = last_ckpt_resumed;
-  std::vector<torch::Tensor> pending;  // per-iteration stats not yet read back
+  // From the first step on: signal handlers, metrics.jsonl, the clock.
+  void begin(const Trainer& t) {
+    if (opt_.handle_signals) signals_.emplace();
+    progress_.emplace(out_, lead_ ? (dir_ / "metrics.jsonl").string() : "/dev/null");
+    t0_ = last_report_ = clock::now();
+    last_report_it_ = t.iteration();
+  }
 
-  // Reads the pending stats back (the only host sync), stops on a NaN/Inf, reports.
-  const auto flush = [&]() {
-    if (pending.empty()) return;
-    const torch::Tensor s = torch::stack(pending).cpu();
-    const int64_t n = s.size(0), first = t.iteration() - n + 1;
-    pending.clear();
-    const auto a = s.accessor<float, 2>();
-    static const char* names[kNumStats] = {"D loss (real)", "D loss (fake)", "G loss",
-                                           "mean D(x)", "mean D(G(z))"};
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < kNumStats; ++j)
-        if (!std::isfinite(a[i][j])) {
-          progress.finish();
-          fail("training diverged: ", names[j], " is ", a[i][j], " at iteration ", first + i,
-               "; stopped without checkpointing it (the last good checkpoint is kept in ",
-               ckpt_dir.string(), ")");
-        }
-    if (opt.record_history)
-      for (int64_t i = 0; i < n; ++i) {
-        IterStats st;
-        for (int64_t j = 0; j < kNumStats; ++j) st[j] = a[i][j];
-        result.history.push_back(st);
-      }
-    const torch::Tensor mean = s.mean(0);
-    const auto now = clock::now();
-    const double dt = std::chrono::duration<double>(now - last_report).count();
-    ProgressRecord r;
-    r.iteration = t.iteration();
-    r.total = cfg.train.iterations;
-    r.wall_s = std::chrono::duration<double>(now - t0).count();
-    r.it_s = dt > 0 ? (t.iteration() - last_report_it) / dt : 0;
-    r.img_s = r.it_s * cfg.train.batch_size * cfg.train.n_dis;  // real images seen by D
-    r.d_loss_real = mean[kDLossReal].item<double>();
-    r.d_loss_fake = mean[kDLossFake].item<double>();
-    r.g_loss = mean[kGLoss].item<double>();
-    r.d_real = mean[kDReal].item<double>();
-    r.d_fake = mean[kDFake].item<double>();
-    r.g_lr = cfg.train.g_lr;
-    r.d_lr = cfg.train.d_lr;
-    if (cfg.train.time_limit_minutes > 0)
-      r.time_left_s = std::max(0.0, cfg.train.time_limit_minutes * 60 - r.wall_s);
-    progress.report(r);
-    last_report = now;
-    last_report_it = t.iteration();
-  };
-  const auto write_samples = [&]() {
-    if (!lead) return;
-    const torch::Tensor x = t.sample(grid_z, grid_y);
-    char name[64];
-    std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
-    write_png((sample_dir / name).string(), image_grid(x, 8));
-  };
-  const auto checkpoint = [&]() {
-    last_ckpt = t.iteration();
-    if (!lead) return;
-    t.save(checkpoint_path(ckpt_dir.string(), t.iteration()), source->state());
-    prune_checkpoints(ckpt_dir.string(), cfg.train.keep_checkpoints);
-  };
+  void after_step(Trainer& t) {
+    pending_.push_back(t.stats());
+    if (hooks_.after_step) hooks_.after_step(t);
+  }
 
-  while (t.iteration() < cfg.train.iterations) {
-    t.step(*source);
-    pending.push_back(t.stats());
-    if (opt.after_step) opt.after_step(t);
-    const int64_t it = t.iteration();
-    const bool ckpt_now = cfg.train.checkpoint_every > 0 && it % cfg.train.checkpoint_every == 0;
-    bool time_up =
-        cfg.train.time_limit_minutes > 0 &&
-        std::chrono::duration<double>(clock::now() - t0).count() > cfg.train.time_limit_minutes * 60;
-    int sig = signals ? StopOnSignal::requested() : 0;
-    if (opt.dp) {  // every rank must stop at the same iteration, or all-reduces hang
+  // Signal or time limit, agreed by every rank (they must stop at the same iteration, or
+  // all-reduces hang).
+  std::optional<TrainOutcome> should_stop() {
+    bool time_up = cfg_.train.time_limit_minutes > 0 && seconds_since(t0_) > cfg_.train.time_limit_minutes * 60;
+    int sig = signals_ ? StopOnSignal::requested() : 0;
+    if (opt_.dp) {
       torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0});
-      opt.dp->all_reduce_sum(stop);
+      opt_.dp->all_reduce_sum(stop);
       sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
       time_up = stop[1].item<double>() > 0;
     }
-    if (it % cfg.train.log_every == 0 || ckpt_now || time_up || sig) flush();
-    if (cfg.train.sample_every > 0 && it % cfg.train.sample_every == 0) write_samples();
-    if (ckpt_now) checkpoint();
-    if (sig || time_up) {
-      result.outcome = sig ? TrainOutcome::Interrupted : TrainOutcome::TimeLimit;
+    if (sig) return TrainOutcome::Interrupted;
+    if (time_up) return TrainOutcome::TimeLimit;
+    return std::nullopt;
+  }
+
+  // Reads the pending stats back (the only host sync), stops on a NaN/Inf, reports.
+  void report(const Trainer& t) {
+    if (pending_.empty()) return;
+    const torch::Tensor s = torch::stack(pending_).cpu();
+    const int64_t n = s.size(0), first = t.iteration() - n + 1;
+    pending_.clear();
+    const auto a = s.accessor<float, 2>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < kNumStats; ++j)
+        if (!std::isfinite(a[i][j])) {
+          progress_->finish();
+          fail("training diverged: ", kStatNames[j].words, " is ", a[i][j], " at iteration ", first + i,
+               "; stopped without checkpointing it (the last good checkpoint is kept in ", ckpt_dir_.string(), ")");
+        }
+    if (hooks_.history)
+      for (int64_t i = 0; i < n; ++i) {
+        IterStats st;
+        for (int64_t j = 0; j < kNumStats; ++j) st[j] = a[i][j];
+        hooks_.history->push_back(st);
+      }
+    const torch::Tensor mean = s.mean(0).to(torch::kDouble);
+    const auto now = clock::now();
+    const double dt = std::chrono::duration<double>(now - last_report_).count();
+    TrainMetrics m;
+    m.iteration = t.iteration();
+    m.total = cfg_.train.iterations;
+    m.wall_s = std::chrono::duration<double>(now - t0_).count();
+    m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
+    m.img_s = m.it_s * cfg_.train.batch_size * cfg_.train.n_dis;  // real images seen by D
+    for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean[j].item<double>();
+    m.g_lr = cfg_.train.g_lr;
+    m.d_lr = cfg_.train.d_lr;
+    if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
+    progress_->report(m);
+    last_report_ = now;
+    last_report_it_ = t.iteration();
+  }
+
+  // The fixed-latent class grid, samples/samples_<iteration>.png.
+  void sample_grid(Trainer& t) {
+    if (!lead_) return;
+    if (!grid_z_.defined()) std::tie(grid_z_, grid_y_) = grid_inputs(cfg_);
+    char name[64];
+    std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
+    write_png((sample_dir_ / name).string(), image_grid(t.sample(grid_z_, grid_y_), 8));
+  }
+
+  void checkpoint(Trainer& t, const BatchSource& source) {
+    last_ckpt_ = t.iteration();
+    if (!lead_) return;
+    t.save(checkpoint_path(ckpt_dir_.string(), t.iteration()), source.state());
+    prune_checkpoints(ckpt_dir_.string(), cfg_.train.keep_checkpoints);
+  }
+  bool checkpointed(const Trainer& t) const { return last_ckpt_ == t.iteration(); }
+
+  void finish(TrainOutcome outcome, const Trainer& t) {
+    progress_->finish();
+    const std::string where = checkpoint_path(ckpt_dir_.string(), t.iteration());
+    if (outcome == TrainOutcome::Interrupted)
+      out_ << "stopped by signal " << StopOnSignal::requested() << " after iteration " << t.iteration()
+           << "; checkpoint " << where << " (run again to resume)\n";
+    else if (outcome == TrainOutcome::TimeLimit)
+      out_ << "time limit of " << cfg_.train.time_limit_minutes << " min reached at iteration " << t.iteration()
+           << "; checkpoint " << where << "\n";
+    else
+      out_ << "finished at iteration " << t.iteration() << "; checkpoint " << where << "\n";
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static double seconds_since(clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  }
+
+  const Config& cfg_;
+  const TrainOptions& opt_;
+  const TrainHooks& hooks_;
+  const bool lead_;  // the rank that reports and writes files
+  std::ostringstream quiet_;
+  std::ostream& out_;
+  const fs::path dir_{opt_.out_dir}, ckpt_dir_{dir_ / "checkpoints"}, sample_dir_{dir_ / "samples"};
+  torch::Device device_{torch::kCPU};
+  std::optional<StopOnSignal> signals_;
+  std::optional<Progress> progress_;
+  torch::Tensor grid_z_, grid_y_;
+  clock::time_point t0_, last_report_;
+  int64_t last_report_it_ = 0, last_ckpt_ = -1;
+  std::vector<torch::Tensor> pending_;  // per-iteration stats not yet read back
+};
+
+}  // namespace
+
+TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source) {
+  return train(cfg, opt, make_source, TrainHooks{});
+}
+
+TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source,
+                  const TrainHooks& hooks) {
+  const TrainConfig& tc = cfg.train;
+  Run run(cfg, opt, hooks);
+  Trainer t(cfg, run.device());
+  const LoaderState start = run.resume_or_start(t);
+  if (opt.dp) t.set_data_parallel(opt.dp);
+  const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), start);
+  run.begin(t);
+
+  TrainOutcome outcome = TrainOutcome::Finished;
+  while (t.iteration() < tc.iterations) {
+    t.step(*source);
+    run.after_step(t);
+    const int64_t it = t.iteration();
+    const std::optional<TrainOutcome> stop = run.should_stop();
+    if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stop) run.report(t);
+    if (every(tc.sample_every, it)) run.sample_grid(t);
+    if (every(tc.checkpoint_every, it)) run.checkpoint(t, *source);
+    if (stop) {
+      outcome = *stop;
       break;
     }
   }
-  flush();
-  progress.finish();
-  if (last_ckpt != t.iteration()) {
-    if (cfg.train.sample_every > 0 && t.iteration() % cfg.train.sample_every != 0) write_samples();
-    checkpoint();
+  run.report(t);
+  if (!run.checkpointed(t)) {  // the last iteration always leaves a grid and a checkpoint
+    if (tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) run.sample_grid(t);
+    run.checkpoint(t, *source);
   }
-  result.iteration = t.iteration();
-  const std::string where = checkpoint_path(ckpt_dir.string(), t.iteration());
-  if (result.outcome == TrainOutcome::Interrupted)
-    out << "stopped by signal " << StopOnSignal::requested() << " after iteration "
-        << t.iteration() << "; checkpoint " << where << " (run again to resume)\n";
-  else if (result.outcome == TrainOutcome::TimeLimit)
-    out << "time limit of " << cfg.train.time_limit_minutes << " min reached at iteration "
-        << t.iteration() << "; checkpoint " << where << "\n";
-  else
-    out << "finished at iteration " << t.iteration() << "; checkpoint " << where << "\n";
-  return result;
+  run.finish(outcome, t);
+  return {outcome, t.iteration()};
 }
 
 }  // namespace hamgan

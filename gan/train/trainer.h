@@ -4,7 +4,6 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <array>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -20,18 +19,16 @@
 #include "gan/train/batch_source.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
+#include "gan/train/train_metrics.h"
 
 namespace hamgan {
-
-// Per-iteration statistics, in this order.
-enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kNumStats };
-using IterStats = std::array<float, kNumStats>;
 
 class DataParallel;
 
 class Trainer {
  public:
   Trainer(const Config& cfg, torch::Device device);
+  virtual ~Trainer() = default;
 
   // Models, optimizers, RNG and iteration from a checkpoint of the same model config.
   void restore(const CheckpointData& c);
@@ -46,7 +43,7 @@ class Trainer {
 
   int64_t iteration() const { return iteration_; }
   int64_t micro_batch() const { return cfg_.train.batch_size / cfg_.train.accumulate; }
-  torch::Tensor stats() const { return stats_; }  // kNumStats floats on the device
+  torch::Tensor stats() const { return stats_; }  // kNumStats floats on the device (Stat order)
   const Config& config() const { return cfg_; }
   torch::Device device() const { return device_; }
   bool amp() const { return amp_; }
@@ -56,13 +53,12 @@ class Trainer {
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
   // averaged after each backward, and each rank draws its own z and fake labels.
   void set_data_parallel(DataParallel* dp);
-  // Tests only: replaces every z / fake-label draw (n rows) by f(n); the run RNG is unused.
-  void set_latent_override(std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> f) {
-    latent_override_ = std::move(f);
-  }
+
+ protected:
+  // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
+  virtual std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
 
  private:
-  std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
 
   Config cfg_;
   torch::Device device_;
@@ -76,7 +72,6 @@ class Trainer {
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
   torch::Tensor stats_;
-  std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> latent_override_;
 };
 
 enum class TrainOutcome { Finished, Interrupted, TimeLimit };
@@ -84,16 +79,13 @@ enum class TrainOutcome { Finished, Interrupted, TimeLimit };
 struct TrainOptions {
   std::string out_dir;            // checkpoints/, samples/, metrics.jsonl
   bool handle_signals = true;     // SIGINT/SIGTERM: finish the step, checkpoint, stop
-  bool record_history = false;    // keep every iteration's IterStats (tests)
   std::ostream* out = nullptr;    // progress and messages; null: std::cout
-  std::function<void(Trainer&)> after_step;  // tests: runs after every iteration
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
 };
 
 struct TrainResult {
   TrainOutcome outcome = TrainOutcome::Finished;
   int64_t iteration = 0;
-  std::vector<IterStats> history;  // iterations of this call, when recorded
 };
 
 // Makes the real-image source for micro-batches of `batch_size`, positioned at `start`.
@@ -102,7 +94,7 @@ using SourceFactory =
 
 // Trains to cfg.train.iterations, resuming from the newest valid checkpoint in
 // out_dir/checkpoints. A model-changing config on resume, or a NaN/Inf loss: hamgan::Error
-// (the last good checkpoint is kept).
+// (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
 
 // Fails naming the first differing section when model/generator/discriminator differ.
