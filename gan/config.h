@@ -44,6 +44,8 @@ struct TrainConfig {
   bool ema = true;                 // exponential moving average of G (BigGAN)
   double ema_decay = 0.9999;
   int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
+  double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
+  int64_t ema_standing_batches = 200;  // BN standing statistics of EMA G over this many batches (0: G's)
   bool amp = true;                 // bf16 autocast, on CUDA only (CPU stays fp32)
   bool channels_last = false;      // NHWC weights and images (see gan/models/memory_format.h)
   std::string device = "auto";     // cpu | cuda | auto
