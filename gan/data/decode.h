@@ -2,6 +2,7 @@
 // DCT-domain downscaling when the image is much larger than the target; the rest (and
 // JPEG when asked, for comparison) through stb_image.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "gan/data/image.h"
@@ -17,6 +18,9 @@ JpegDecoder jpeg_decoder();
 // scaled IDCT is a good low-pass filter, and keeping at least 2x for the antialiased resize
 // keeps the result close to a full-resolution decode.
 int jpeg_scale_denom(int width, int height, int target);
+
+// Larger images (width x height) are refused before decoding, as undecodable ones are.
+constexpr int64_t kMaxImagePixels = int64_t(1) << 26;
 
 // Decodes `path` as RGB (3 channels) or grayscale when the file is grayscale and `gray_ok`.
 // `target` is the final square size (0: never downscale in the DCT domain). Returns false

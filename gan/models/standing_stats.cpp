@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace hamgan {
@@ -32,6 +34,15 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
   }
   for (size_t i = 0; i < bns.size(); ++i) bns[i]->options.momentum(momentum[i]);
   g.eval();
+}
+
+StandingStatsOptions standing_stats_options(const Config& cfg) {
+  StandingStatsOptions o;
+  o.batches = cfg.train.ema_standing_batches;
+  o.batch_size = std::max<int64_t>(2, cfg.train.batch_size / cfg.train.accumulate);
+  o.n_classes = cfg.model.n_classes;
+  o.seed = static_cast<uint64_t>(cfg.train.seed) ^ 0x57a2d1e6ULL;
+  return o;
 }
 
 }  // namespace hamgan

@@ -21,4 +21,8 @@ struct StandingStatsOptions {
 
 void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o);
 
+// What the config asks for: train.ema_standing_batches batches of the training micro-batch,
+// model.n_classes classes, a seed derived from train.seed (the same in training and sampling).
+StandingStatsOptions standing_stats_options(const Config& cfg);
+
 }  // namespace hamgan

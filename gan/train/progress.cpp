@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan {
 
@@ -23,8 +24,8 @@ std::string eta_str(double seconds) {
 Progress::Progress(std::ostream& out, const std::string& metrics_path)
     : out_(out), tty_(&out == &std::cout && ::isatty(STDOUT_FILENO)) {
   if (!metrics_path.empty()) {
-    metrics_.open(metrics_path, std::ios::app);
-    if (!metrics_) fail(metrics_path, ": cannot open the metrics log for writing");
+    io::append_to_file(metrics_path, "", /*sync=*/false);  // fails now if it cannot be written
+    metrics_ = metrics_path;
   }
 }
 
@@ -45,7 +46,7 @@ void Progress::report(const ProgressRecord& r) {
   } else {
     out_ << line << "\n" << std::flush;
   }
-  if (metrics_.is_open()) {
+  if (!metrics_.empty()) {
     char json[512];
     std::snprintf(json, sizeof json,
                   "{\"iteration\": %lld, \"wall_s\": %.3f, \"d_loss\": %.9g, \"d_loss_real\": %.9g, "
@@ -54,7 +55,7 @@ void Progress::report(const ProgressRecord& r) {
                   static_cast<long long>(r.iteration), r.wall_s, r.d_loss_real + r.d_loss_fake,
                   r.d_loss_real, r.d_loss_fake, r.g_loss, r.d_real, r.d_fake, r.g_lr, r.d_lr,
                   r.it_s, r.img_s);
-    metrics_ << json << "\n" << std::flush;
+    io::append_to_file(metrics_, std::string(json) + "\n", /*sync=*/false);
   }
 }
 

@@ -13,7 +13,10 @@
 #include "core/error.h"
 #include "gan/models/memory_format.h"
 #include "gan/models/init.h"
+#include "gan/models/standing_stats.h"
 #include "gan/train/png.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
 #include "core/splitmix.h"
@@ -67,7 +70,8 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
     if (cfg.train.channels_last) to_channels_last(*g_ema_);
     g_ema_->eval();
     set_requires_grad(*g_ema_, false);
-    ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start);
+    ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start,
+                                 cfg.train.ema_rampup);
   }
   stats_ = torch::zeros({kNumStats}, torch::TensorOptions(device_).dtype(torch::kFloat));
 }
@@ -153,8 +157,15 @@ void Trainer::step(BatchSource& real) {
   stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake});
 }
 
+void Trainer::ensure_standing_stats() {
+  if (!ema_ || cfg_.train.ema_standing_batches == 0 || standing_at_ == iteration_) return;
+  accumulate_standing_stats(*g_ema_, standing_stats_options(cfg_));
+  standing_at_ = iteration_;
+}
+
 torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
   torch::NoGradGuard no_grad;
+  ensure_standing_stats();
   if (ema_) return g_ema_->forward(z.to(device_), y.to(device_));
   g_->eval();
   torch::Tensor x = g_->forward(z.to(device_), y.to(device_));
@@ -168,7 +179,9 @@ void Trainer::save(const std::string& path, const LoaderState& loader) {
   c.config_yaml = to_yaml(cfg_.resolved);
   c.g = g_.get();
   c.d = d_.get();
+  ensure_standing_stats();
   c.g_ema = ema_ ? g_ema_.get() : nullptr;
+  c.ema_standing = cfg_.train.ema_standing_batches;
   c.opt_g = opt_g_.get();
   c.opt_d = opt_d_.get();
   c.loader = loader;
@@ -208,6 +221,7 @@ void Trainer::restore(const CheckpointData& c) {
   at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
   global.set_state(c.rng_state("cpu_default"));
   iteration_ = c.iteration;
+  standing_at_ = -1;
 }
 
 namespace {
@@ -251,6 +265,12 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const fs::path dir(opt.out_dir), ckpt_dir = dir / "checkpoints", sample_dir = dir / "samples";
   fs::create_directories(ckpt_dir);
   fs::create_directories(sample_dir);
+  // One writer per run directory (issue 13); the lock lives until train() returns.
+  std::optional<io::DirLock> lock;
+  if (lead) {
+    lock.emplace(dir.string());
+    remove_temporaries(ckpt_dir.string());
+  }
 
   torch::Device device = resolve_device(cfg.train.device);
   if (device.is_cuda() && opt.dp)  // one GPU per local worker
@@ -268,7 +288,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     out << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
   } else {
     out << warnings.str();
-    if (lead) std::ofstream(dir / "config.yaml") << to_yaml(cfg.resolved) << "\n";
+    if (lead) io::write_file_atomically((dir / "config.yaml").string(), to_yaml(cfg.resolved) + "\n");
   }
   out << "training on " << device.str() << (t.amp() ? " with bf16 autocast" : " in fp32")
       << ", batch " << cfg.train.batch_size
@@ -305,8 +325,11 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
         if (!std::isfinite(a[i][j])) {
           progress.finish();
           fail("training diverged: ", names[j], " is ", a[i][j], " at iteration ", first + i,
-               "; stopped without checkpointing it (the last good checkpoint is kept in ",
-               ckpt_dir.string(), ")");
+               "; stopped without checkpointing it (",
+               last_ckpt >= 0 ? "the last good checkpoint, " +
+                                    checkpoint_path(ckpt_dir.string(), last_ckpt) + ", is kept"
+                              : std::string("no checkpoint was written"),
+               ")");
         }
     if (opt.record_history)
       for (int64_t i = 0; i < n; ++i) {

@@ -40,7 +40,8 @@ class Trainer {
   // One iteration; never waits for the device (losses stay on it, see stats()).
   void step(BatchSource& real);
   void save(const std::string& path, const LoaderState& loader);
-  // Images from the EMA G when enabled, else G; eval mode, no grad, nothing changes state.
+  // Images from the EMA G when enabled (with its standing statistics), else G; eval mode,
+  // no grad, nothing else changes state.
   torch::Tensor sample(const torch::Tensor& z, const torch::Tensor& y);
 
   int64_t iteration() const { return iteration_; }
@@ -62,6 +63,8 @@ class Trainer {
 
  private:
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
+  // Standing statistics for the EMA G's current weights (once per iteration).
+  void ensure_standing_stats();
 
   Config cfg_;
   torch::Device device_;
@@ -74,6 +77,7 @@ class Trainer {
   std::unique_ptr<Ema> ema_;
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
+  int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
   std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> latent_override_;
 };
