@@ -10,15 +10,17 @@
 
 namespace hamgan::io {
 
-namespace {
-
-constexpr uint64_t kMaxMemberBytes = uint64_t(1) << 34;
-
-uint64_t le(const uint8_t* p, int k) {
+uint64_t little_endian(const uint8_t* p, int bytes) {
   uint64_t u = 0;
-  for (int j = 0; j < k; ++j) u |= static_cast<uint64_t>(p[j]) << (8 * j);
+  for (int j = 0; j < bytes; ++j) u |= static_cast<uint64_t>(p[j]) << (8 * j);
   return u;
 }
+
+namespace {
+
+uint64_t le(const uint8_t* p, int k) { return little_endian(p, k); }
+
+constexpr uint64_t kMaxMemberBytes = uint64_t(1) << 34;
 
 struct Span {
   const std::vector<uint8_t>& b;

@@ -11,6 +11,9 @@
 
 namespace hamgan::io {
 
+// The unsigned little-endian integer of `bytes` bytes at p (zip and .npy headers).
+uint64_t little_endian(const uint8_t* p, int bytes);
+
 // Calls `member(name, data, size)` for each member in central-directory order, after its
 // CRC matched. `data` is valid during the call only. More than `max_entries` members: error.
 void for_each_zip_member(const std::vector<uint8_t>& bytes, const std::string& what, uint64_t max_entries,

@@ -18,11 +18,7 @@ namespace {
 
 constexpr uint64_t kMaxArrayBytes = uint64_t(1) << 34;
 
-uint64_t le(const uint8_t* p, int k) {
-  uint64_t u = 0;
-  for (int j = 0; j < k; ++j) u |= static_cast<uint64_t>(p[j]) << (8 * j);
-  return u;
-}
+using io::little_endian;
 
 // Parses "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }".
 torch::Tensor parse_npy(const std::vector<uint8_t>& d, const std::string& what) {
@@ -30,10 +26,10 @@ torch::Tensor parse_npy(const std::vector<uint8_t>& d, const std::string& what) 
   if (d.size() < 10 || std::memcmp(d.data(), magic, 6) != 0) fail(what, ": not a .npy array (bad magic)");
   const int major = d[6];
   size_t hlen, hstart;
-  if (major == 1) hlen = le(&d[8], 2), hstart = 10;
+  if (major == 1) hlen = little_endian(&d[8], 2), hstart = 10;
   else if (major == 2 || major == 3) {
     if (d.size() < 12) fail(what, ": truncated .npy header");
-    hlen = le(&d[8], 4), hstart = 12;
+    hlen = little_endian(&d[8], 4), hstart = 12;
   } else fail(what, ": unsupported .npy version ", major);
   if (hlen > d.size() - hstart) fail(what, ": .npy header of ", hlen, " bytes exceeds the member");
   const std::string h(reinterpret_cast<const char*>(&d[hstart]), hlen);

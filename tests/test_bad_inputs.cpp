@@ -158,14 +158,21 @@ TEST(BadInputs, TruncationAndCountsAreBounded) {
 
 // 13.4: an image declaring 30000 x 30000 pixels is refused from its header (no 3.7 GB decode).
 TEST(BadInputs, HugeDeclaredImageIsRefusedBeforeDecoding) {
-  // A PNG signature and an IHDR chunk are all stb_image reads for the size.
+  // A PNG signature, an IHDR chunk (8-bit grayscale, which stb_image would try to decode) and
+  // an empty IDAT: all stb_image reads for the size.
   std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
   for (uint32_t v : {30000u, 30000u})
     for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(v >> s));
-  for (uint8_t x : {8, 2, 0, 0, 0}) png.push_back(x);  // 8-bit RGB
-  const uLong crc = crc32(0, png.data() + 12, 17);
-  for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(crc >> s));
-  png.resize(png.size() + 64, 0);
+  for (uint8_t x : {8, 0, 0, 0, 0}) png.push_back(x);
+  const auto put_crc = [&](size_t from) {
+    const uLong crc = crc32(0, png.data() + from, static_cast<uInt>(png.size() - from));
+    for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(crc >> s));
+  };
+  put_crc(12);
+  for (uint8_t x : {0, 0, 0, 0}) png.push_back(x);
+  const size_t idat = png.size();
+  for (char c : std::string("IDAT")) png.push_back(static_cast<uint8_t>(c));
+  put_crc(idat);
   const std::string p = fresh("huge") + ".png";
   write_all(p, png);
   Image im;
