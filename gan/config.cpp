@@ -153,8 +153,8 @@ Config parse_config(const std::string& yaml_text, const std::string& name,
   }
   // An empty file, a lone directive or a scalar would otherwise run with every default.
   if (!root.IsDefined() || root.IsNull())
-    fail(name, ": the config is empty; expected a YAML mapping with sections such as model:, "
-               "generator:, train:, data:");
+    fail(name, ": no settings found (the file is empty or not YAML); expected a YAML mapping with "
+               "sections such as model:, generator:, train:, data:");
   if (!root.IsMap())
     fail(name, ": expected a YAML mapping with sections such as model:, generator:, train:, "
                "data:, got a ", root.IsSequence() ? "list" : "scalar '" + root.Scalar() + "'");

@@ -79,8 +79,8 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   std::error_code ec;
   if (err) {
     fs::remove(tmp, ec);  // a partial file must not keep the disk full
-    fail(path, ": ", step, " failed: ", std::strerror(err), " (nothing was written; ", bytes.size(),
-         " bytes needed)");
+    fail(path, ": ", step, " failed: ", std::strerror(err), " (", bytes.size(),
+         " bytes to write; the file is unchanged and no temporary is left)");
   }
   fs::rename(tmp, path, ec);
   if (ec) {

@@ -58,8 +58,9 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"model: {resolution: 32}", {"model.resolution.x=1"}, {"'model.resolution'", "is a value, not a mapping"}},
       // Issue 13.5: configs that used to run silently with every default.
       {"", {}, {"bad.yaml", "empty", "expected a YAML mapping"}},
-      {"%YAML 1.2\n---\n", {}, {"bad.yaml", "empty"}},
-      {", model", {}, {"bad.yaml", "expected a YAML mapping", "scalar"}},
+      {"---\n# nothing\n", {}, {"bad.yaml", "empty"}},
+      {", model", {}, {"bad.yaml", "expected a YAML mapping"}},
+      {"just text", {}, {"bad.yaml", "expected a YAML mapping", "scalar 'just text'"}},
       {"- 1\n- 2\n", {}, {"bad.yaml", "expected a YAML mapping", "list"}},
       {"train: {g_lr: 1.0e-4}\ntrain: {g_lr: 2.0e-4}\n", {}, {"bad.yaml", "key 'train'", "appears twice", "line 2"}},
       {"train: {g_lr: 1.0e-4, g_lr: 2.0e-4}\n", {}, {"key 'train.g_lr'", "appears twice"}},
