@@ -116,6 +116,14 @@ void CheckpointData::load_module(const std::string& part, torch::nn::Module& m) 
     fail(path, ": part '", part, "' does not fit the model built from its stored config: ",
          e.what_without_backtrace());
   }
+  // InputArchive::read also makes the module's tensors share storage with the archive, so two
+  // modules loaded from one CheckpointData would share weights and BN statistics (and standing
+  // statistics computed for one would change the other): each module gets its own copy.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& t : m.parameters()) t.set_data(t.data().clone());
+    for (auto& t : m.buffers()) t.set_data(t.clone());
+  }
   auto now = m.named_parameters();
   auto bufs = m.named_buffers();
   for (const auto& [name, want] : shapes) {
