@@ -110,6 +110,7 @@ TEST(BadInputs, FullDiskIsAnErrorAndLeavesNoPartialFiles) {
     EXPECT_EQ(f.path().filename().string().rfind(fs::path(npz).filename().string() + ".tmp", 0), std::string::npos)
         << f.path();
   const std::string log = fresh("disk_log") + ".jsonl";
+  fs::remove(log);
   io::append_to_file(log, "first line\n");
   io::inject_write_failure(ENOSPC, 5);
   expect_names(test::error_of([&] { io::append_to_file(log, "second line\n"); }), {log, "No space left"});
