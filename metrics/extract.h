@@ -1,6 +1,6 @@
 // Feature extraction over any image source: a callback yields prepared batches (see
-// InceptionExtractor::prepare) until it returns an undefined tensor. Generators' samples,
-// image folders and (later) checkpoints all plug in here.
+// InceptionExtractor::prepare) until it returns an undefined tensor. Image folders
+// (metrics/image_dir.h), data sources (gan/eval) and checkpoints' samples (gan/sample) plug in here.
 #pragma once
 #include <torch/torch.h>
 
@@ -10,13 +10,14 @@
 
 namespace hamgan::metrics {
 
-using BatchSource = std::function<torch::Tensor()>;
+// Not gan/train's BatchSource (real training batches with labels): Inception inputs only.
+using PreparedBatches = std::function<torch::Tensor()>;
 
 struct Features {
   torch::Tensor pool;             // [N, 2048] float32, CPU
   torch::Tensor logits_unbiased;  // [N, 1008] when requested
 };
 
-Features extract_features(const InceptionExtractor& net, const BatchSource& next, bool want_logits);
+Features extract_features(const InceptionExtractor& net, const PreparedBatches& next, bool want_logits);
 
 }  // namespace hamgan::metrics

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "metrics/npz.h"
+#include "io/npz.h"
 
 namespace hamgan::metrics {
 

@@ -15,9 +15,9 @@
 
 #include "core/error.h"
 #include "core/state_dict.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/data/synthetic.h"
 #include "gan/models/standing_stats.h"
-#include "gan/train/checkpoint.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
 #include "gan/train/trainer.h"

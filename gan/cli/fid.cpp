@@ -12,13 +12,14 @@
 #include <optional>
 
 #include "core/error.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
 #include "gan/sample/plan.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/checkpoint.h"
+#include "io/decode.h"
 #include "metrics/frechet.h"
 #include "metrics/image_dir.h"
 #include "metrics/inception_score.h"
@@ -76,7 +77,7 @@ metrics::InceptionExtractor make_net(const cxxopts::ParseResult& r, const Config
 
 metrics::Features features_of(const std::string& dir, const metrics::InceptionExtractor& net,
                               const cxxopts::ParseResult& r, bool want_logits) {
-  const auto files = metrics::list_images(dir, r["n"].as<int64_t>());
+  const auto files = list_images(dir, r["n"].as<int64_t>());
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
       net, metrics::image_batches(files, net, r["batch"].as<int64_t>(), r["workers"].as<int>()), want_logits);

@@ -13,8 +13,8 @@
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
 #include "gan/sample/truncated_normal.h"
-#include "gan/train/png.h"
 #include "gan/train/trainer.h"
+#include "io/png.h"
 
 namespace hamgan::cli {
 

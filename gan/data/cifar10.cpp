@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "gan/data/image.h"
 #include "gan/data/sources.h"
+#include "io/image.h"
 
 namespace fs = std::filesystem;
 

@@ -5,8 +5,8 @@
 #include <functional>
 
 #include "core/error.h"
-#include "gan/data/image.h"
 #include "gan/data/sources.h"
+#include "io/image.h"
 
 namespace hamgan {
 

@@ -9,7 +9,7 @@
 namespace hamgan::eval {
 
 // The returned source keeps `data` alive and references `net`. n <= 0: all images.
-metrics::BatchSource dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::InceptionExtractor& net,
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::InceptionExtractor& net,
                                      int64_t batch, int workers);
 
 }  // namespace hamgan::eval

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "metrics/line_plot.h"
 
 namespace hamgan::eval {
@@ -30,7 +30,7 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
 }
 
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir) {
-  const auto done = metrics::scored_iterations(metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string()));
+  const auto done = eval::scored_iterations(eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string()));
   std::vector<std::pair<int64_t, std::string>> out;
   for (const auto& c : run_checkpoints(run_dir))
     if (!done.count(c.first)) out.push_back(c);
@@ -38,18 +38,18 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 }
 
 void plot_run(const std::string& run_dir) {
-  const auto rows = metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
+  const auto rows = eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
   std::vector<double> xs, ys;
   for (const auto& r : rows) xs.push_back(static_cast<double>(r.iteration)), ys.push_back(r.fid);
   metrics::write_line_plot((fs::path(run_dir) / "fid.png").string(), xs, ys);
 }
 
-std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                       const metrics::InceptionExtractor& net, std::ostream& log,
-                                       std::vector<std::string>* damaged) {
+std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
+                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    std::vector<std::string>* damaged) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
-  std::vector<metrics::FidRow> added;
+  std::vector<eval::FidRow> added;
   bool said_kid = false;
   for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {
     if (!ref.pool.defined() && !said_kid) log << "note: " << ref.no_kid_why << "; the kid column stays empty\n";
@@ -65,10 +65,10 @@ std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Referen
     }
     const sample::Sampler s(*c, opt.sampler, log);
     const Score sc = score_samples(s, opt.n, net, ref, true, opt.quantize);
-    metrics::FidRow row;
+    eval::FidRow row;
     row.iteration = iteration;
     row.fid = sc.fid, row.is = sc.is, row.kid = sc.kid, row.n = sc.n, row.seconds = sc.seconds;
-    metrics::append_fid_row(csv, row);
+    eval::append_fid_row(csv, row);
     added.push_back(row);
     plot_run(opt.run_dir);
     log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid << ", IS " << sc.is << ", KID "

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gan/eval/fid_csv.h"
 #include "gan/eval/score.h"
-#include "metrics/fid_csv.h"
 
 namespace hamgan::eval {
 
@@ -26,9 +26,9 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
 // A checkpoint that does not load is reported on `log`, added to `damaged` and skipped; the
 // others are still scored.
-std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                       const metrics::InceptionExtractor& net, std::ostream& log,
-                                       std::vector<std::string>* damaged = nullptr);
+std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
+                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    std::vector<std::string>* damaged = nullptr);
 // Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).
 void plot_run(const std::string& run_dir);
 

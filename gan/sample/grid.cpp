@@ -1,7 +1,7 @@
 #include "gan/sample/grid.h"
 
 #include "core/error.h"
-#include "gan/train/png.h"
+#include "io/png.h"
 
 namespace hamgan::sample {
 

@@ -11,16 +11,16 @@
 
 #include "core/compat.h"
 #include "core/error.h"
-#include "gan/models/memory_format.h"
+#include "core/splitmix.h"
 #include "gan/models/init.h"
+#include "gan/models/memory_format.h"
 #include "gan/models/standing_stats.h"
-#include "gan/train/png.h"
-#include "io/atomic_file.h"
-#include "io/dir_lock.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
-#include "core/splitmix.h"
 #include "gan/train/signals.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
+#include "io/png.h"
 
 namespace hamgan {
 

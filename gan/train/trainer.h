@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/train/batch_source.h"
-#include "gan/train/checkpoint.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
 

@@ -1,4 +1,4 @@
-// Kronecker attention operators (Gao & Ji, KAO; ../shared/papers/kronecker-attention-kao*.txt,
+// Kronecker attention operators (KAO; "Kronecker Attention Networks", Gao & Ji, ICLR 2020 submission,
 // Sec. 3.1). For a map X (h x w x c): horizontal average H (w x c, mean over rows), lateral
 // average L (h x c, mean over columns), C = [H^T, L^T] (c x (w+h)), Eq. 1, and
 //   attn(Q, K, V) = V softmax(K^T Q)  with column-wise softmax (over keys).

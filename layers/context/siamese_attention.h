@@ -1,4 +1,4 @@
-// Siamese attention operator (SAO; ../shared/papers/siamese-attention-sao.txt, Sec. 3.1-3.2).
+// Siamese attention operator (SAO; "Siamese Attention Networks", ICLR submission, Sec. 3.1-3.2).
 // Sia-sim_w(a, b) = (a + b)^T w (Eq. 4) with 1/N normalization gives (Eq. 5-6)
 //   O = v_bar w^T Q + (1/N) V K^T w 1^T,
 // computed as K^T w and w^T Q first: O(N d) time, no N x N matrix.

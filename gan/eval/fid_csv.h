@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace hamgan::metrics {
+namespace hamgan::eval {
 
 struct FidRow {
   int64_t iteration = 0;
@@ -25,4 +25,4 @@ std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows);
 // Appends one row, writing the header first when the file is missing or empty.
 void append_fid_row(const std::string& path, const FidRow& row);
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::eval

@@ -1,4 +1,4 @@
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 
 #include <algorithm>
 #include <charconv>

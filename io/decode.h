@@ -1,11 +1,13 @@
-// Decoding image files (JPEG, PNG, BMP) into an Image. JPEG goes through libjpeg-turbo with
-// DCT-domain downscaling when the image is much larger than the target; the rest (and
-// JPEG when asked, for comparison) through stb_image.
+// Image files (JPEG, PNG, BMP): listing them and decoding them into an Image, for training
+// data and FID alike. JPEG goes through libjpeg-turbo with DCT-domain downscaling when the
+// image is much larger than the target; the rest (and JPEG when asked, for comparison)
+// through stb_image.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "gan/data/image.h"
+#include "io/image.h"
 
 namespace hamgan {
 
@@ -27,5 +29,15 @@ constexpr int64_t kMaxImagePixels = int64_t(1) << 26;
 // and sets `why` when the file cannot be read or decoded.
 bool decode_image(const std::string& path, int target, bool gray_ok, Image& out,
                   std::string& why);
+// The same, full size, gray kept gray; throws an error naming the file instead.
+Image decode_image(const std::string& path);
+
+// The extensions decode_image accepts (lower case; matched case-insensitively).
+extern const char* const kImageExtensions;  // ".jpg/.jpeg/.png/.bmp", for messages
+bool is_image_file(const std::string& path);
+
+// Sorted paths of the image files under `dir` (recursive). Fails when `dir` is not a
+// directory or holds no image; with n > 0, keeps the first n and fails when there are fewer.
+std::vector<std::string> list_images(const std::string& dir, int64_t n = 0);
 
 }  // namespace hamgan

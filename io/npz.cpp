@@ -1,4 +1,4 @@
-#include "metrics/npz.h"
+#include "io/npz.h"
 
 #include <zlib.h>
 
@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/torch_file.h"
 #include "io/zip_reader.h"
-#include "metrics/torch_file.h"
 
 namespace hamgan::npz {
 

@@ -1,15 +1,19 @@
-#include "gan/data/decode.h"
+#include "io/decode.h"
 
 #include <jpeglib.h>
 #include <stb/stb_image.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include "core/error.h"
 
 namespace hamgan {
 
@@ -152,6 +156,37 @@ bool decode_image(const std::string& path, int target, bool gray_ok, Image& out,
   if (is_jpeg(buf) && g_jpeg == JpegDecoder::libjpeg)
     return decode_libjpeg(buf, target, gray_ok, out, why);
   return decode_stb(buf, gray_ok, out, why);
+}
+
+Image decode_image(const std::string& path) {
+  Image im;
+  std::string why;
+  if (!decode_image(path, 0, true, im, why))
+    fail(path, ": not a readable image (", kImageExtensions, "): ", why);
+  return im;
+}
+
+const char* const kImageExtensions = ".jpg/.jpeg/.png/.bmp";
+
+bool is_image_file(const std::string& path) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e == ".bmp" || e == ".jpeg" || e == ".jpg" || e == ".png";
+}
+
+std::vector<std::string> list_images(const std::string& dir, int64_t n) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) fail(dir, ": not a directory of images");
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && is_image_file(e.path().string())) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) fail(dir, ": no ", kImageExtensions, " images found");
+  if (n > 0) {
+    if (static_cast<int64_t>(out.size()) < n) fail(dir, ": --n ", n, " but only ", out.size(), " images");
+    out.resize(static_cast<size_t>(n));
+  }
+  return out;
 }
 
 }  // namespace hamgan

@@ -1,4 +1,4 @@
-#include "metrics/fid_csv.h"
+#include "gan/eval/fid_csv.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 
-namespace hamgan::metrics {
+namespace hamgan::eval {
 
 const char* const kFidCsvHeader = "iteration,fid,is,kid,n,seconds";
 
@@ -107,4 +107,4 @@ void append_fid_row(const std::string& path, const FidRow& r) {
   io::append_to_file(path, text);
 }
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::eval
