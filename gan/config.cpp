@@ -1,6 +1,8 @@
 #include "gan/config.h"
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -91,6 +93,8 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema = t.boolean("ema", true);
   cfg.train.ema_decay = t.real("ema_decay", 0.9999, 0.0, 1.0);
   cfg.train.ema_start = t.integer("ema_start", 1000, 0);
+  cfg.train.ema_rampup = t.real("ema_rampup", 0.05, 0.0, 1.0);
+  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", 200, 0, 100000);
   cfg.train.amp = t.choice("amp", "auto", {"auto", "true", "false"});
   cfg.train.channels_last = t.boolean("channels_last", false);
   cfg.train.device = t.choice("device", "auto", {"cpu", "cuda", "auto"});
@@ -119,6 +123,26 @@ Config parse_tree(YAML::Node root, const std::string& name,
 
 }  // namespace
 
+namespace {
+
+// yaml-cpp keeps both entries of a repeated key and returns the first: a silent surprise.
+void check_unique_keys(const YAML::Node& node, const std::string& name, const std::string& path) {
+  if (node.IsSequence())
+    for (size_t i = 0; i < node.size(); ++i)
+      check_unique_keys(node[i], name, path + "[" + std::to_string(i) + "]");
+  if (!node.IsMap()) return;
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar(), full = path.empty() ? key : path + "." + key;
+    if (!seen.insert(key).second)
+      fail(name, ": key '", full, "' appears twice (line ", kv.first.Mark().line + 1,
+           "); expected each key once");
+    check_unique_keys(kv.second, name, full);
+  }
+}
+
+}  // namespace
+
 Config parse_config(const std::string& yaml_text, const std::string& name,
                     const std::vector<std::string>& overrides) {
   YAML::Node root;
@@ -127,14 +151,26 @@ Config parse_config(const std::string& yaml_text, const std::string& name,
   } catch (const YAML::Exception& e) {
     fail(name, ": not valid YAML: ", e.what());
   }
+  // An empty file, a lone directive or a scalar would otherwise run with every default.
+  if (!root.IsDefined() || root.IsNull())
+    fail(name, ": no settings found (the file is empty or not YAML); expected a YAML mapping with "
+               "sections such as model:, generator:, train:, data:");
+  if (!root.IsMap())
+    fail(name, ": expected a YAML mapping with sections such as model:, generator:, train:, "
+               "data:, got a ", root.IsSequence() ? "list" : "scalar '" + root.Scalar() + "'");
+  check_unique_keys(root, name, "");
   return parse_tree(root, name, overrides);
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail(path, ": is a directory; expected a YAML config file (e.g. configs/fmnist32_hamgan.yaml)");
   std::ifstream in(path);
   if (!in) fail(path, ": cannot open config file");
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) fail(path, ": cannot read config file");
   return parse_config(ss.str(), path, overrides);
 }
 

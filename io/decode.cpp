@@ -64,6 +64,15 @@ void jpeg_warning(j_common_ptr cinfo, int level) {
   if (level < 0) jpeg_error_exit(cinfo);
 }
 
+// The header's size, checked before any pixel memory is allocated: an 875 KB PNG can declare
+// 30000 x 30000 (3.7 GB decoded).
+bool pixels_ok(uint64_t w, uint64_t h, std::string& why) {
+  if (w * h <= static_cast<uint64_t>(kMaxImagePixels)) return true;
+  why = "declares " + std::to_string(w) + " x " + std::to_string(h) + " pixels; at most " +
+        std::to_string(kMaxImagePixels) + " (8192 x 8192) are decoded";
+  return false;
+}
+
 bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray_ok, Image& out,
                     std::string& why) {
   jpeg_decompress_struct cinfo;
@@ -79,6 +88,10 @@ bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, buf.data(), static_cast<unsigned long>(buf.size()));
   jpeg_read_header(&cinfo, TRUE);
+  if (!pixels_ok(cinfo.image_width, cinfo.image_height, why)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
   const bool gray = gray_ok && cinfo.jpeg_color_space == JCS_GRAYSCALE;
   cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
   cinfo.scale_num = 1;
@@ -108,6 +121,7 @@ bool decode_stb(const std::vector<unsigned char>& buf, bool gray_ok, Image& out,
     why = std::string("stb_image: ") + stbi_failure_reason();
     return false;
   }
+  if (!pixels_ok(static_cast<uint64_t>(w), static_cast<uint64_t>(h), why)) return false;
   const int want = (gray_ok && (n == 1 || n == 2)) ? 1 : 3;
   unsigned char* p =
       stbi_load_from_memory(buf.data(), static_cast<int>(buf.size()), &w, &h, &n, want);

@@ -21,6 +21,9 @@ JpegDecoder jpeg_decoder();
 // keeps the result close to a full-resolution decode.
 int jpeg_scale_denom(int width, int height, int target);
 
+// Larger images (width x height) are refused before decoding, as undecodable ones are.
+constexpr int64_t kMaxImagePixels = int64_t(1) << 26;
+
 // Decodes `path` as RGB (3 channels) or grayscale when the file is grayscale and `gray_ok`.
 // `target` is the final square size (0: never downscale in the DCT domain). Returns false
 // and sets `why` when the file cannot be read or decoded.

@@ -4,6 +4,7 @@
 #include <stb/stb_image_write.h>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan {
 
@@ -14,9 +15,12 @@ void write_png(const std::string& path, const torch::Tensor& image) {
   const int64_t h = image.size(0), w = image.size(1), c = image.size(2);
   if (c != 1 && c != 3 && c != 4) fail(path, ": expected 1, 3 or 4 channels, got ", c);
   const torch::Tensor data = image.contiguous();
-  if (!stbi_write_png(path.c_str(), static_cast<int>(w), static_cast<int>(h), static_cast<int>(c),
-                      data.data_ptr<uint8_t>(), static_cast<int>(w * c)))
-    fail(path, ": cannot write PNG");
+  std::string bytes;
+  const auto append = [](void* ctx, void* p, int n) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(p), n); };
+  if (!stbi_write_png_to_func(append, &bytes, static_cast<int>(w), static_cast<int>(h), static_cast<int>(c),
+                              data.data_ptr<uint8_t>(), static_cast<int>(w * c)))
+    fail(path, ": cannot encode PNG");
+  io::write_file_atomically(path, bytes);  // never a zero-byte or partial PNG (issue 13)
 }
 
 torch::Tensor image_grid(const torch::Tensor& images, int64_t cols) {

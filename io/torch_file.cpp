@@ -4,6 +4,7 @@
 #include <caffe2/serialize/istream_adapter.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -155,6 +156,10 @@ TensorMap zip_load(const std::vector<uint8_t>& b, const std::string& what, Index
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, ": is a directory; expected a file");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    fail(path, ": is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open");
   in.seekg(0, std::ios::end);

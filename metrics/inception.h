@@ -16,6 +16,9 @@ namespace hamgan::metrics {
 enum class Resize { Torch, TF };
 Resize parse_resize(const std::string& s);  // "torch" | "tf"
 
+// Width of the pool3 features FID statistics are made of.
+constexpr int64_t kInceptionFeatures = 2048;
+
 struct InceptionOutput {
   torch::Tensor pool;             // [B, 2048] average pool after Mixed_7c
   torch::Tensor logits;           // [B, 1008] fc with bias (undefined for TorchScript weights)

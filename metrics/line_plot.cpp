@@ -126,11 +126,7 @@ torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<double>
 
 void write_line_plot(const std::string& path, const std::vector<double>& xs, const std::vector<double>& ys,
                      const PlotStyle& style) {
-  const std::string tmp = path + ".tmp";
-  write_png(tmp, line_plot(xs, ys, style));
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail(path, ": cannot rename ", tmp, " into place: ", ec.message());
+  write_png(path, line_plot(xs, ys, style));  // write_png replaces the file atomically
 }
 
 }  // namespace hamgan::metrics

@@ -1,5 +1,9 @@
 #include "metrics/statistics.h"
 
+#include <Eigen/Dense>
+
+#include <algorithm>
+
 #include "core/error.h"
 #include "io/npz.h"
 
@@ -45,7 +49,29 @@ GaussianStats load_stats(const std::string& path) {
   const int64_t d = s.mu.numel();
   if (s.mu.dim() != 1 || s.sigma.dim() != 2 || s.sigma.size(0) != d || s.sigma.size(1) != d)
     fail(path, ": mu of shape ", s.mu.sizes(), " and sigma of shape ", s.sigma.sizes(), ", expected [d] and [d, d]");
+  validate_stats(s, path);
   return s;
+}
+
+void validate_stats(const GaussianStats& s, const std::string& what) {
+  if (!torch::isfinite(s.mu).all().item<bool>()) fail(what, ": mu holds NaN or infinite values");
+  if (!torch::isfinite(s.sigma).all().item<bool>()) fail(what, ": sigma holds NaN or infinite values");
+  const torch::Tensor sig = s.sigma.to(torch::kDouble);
+  const double scale = std::max(sig.abs().max().item<double>(), 1e-300);
+  const double asym = (sig - sig.t()).abs().max().item<double>();
+  if (asym > 1e-6 * scale)
+    fail(what, ": sigma is not symmetric (max |sigma - sigma^T| = ", asym, " for entries up to ", scale,
+         "); expected a covariance matrix");
+  // A covariance is positive semi-definite; eigenvalues below -1e-5 lambda_max are not rounding
+  // (float32 storage of a float64 covariance stays far above that).
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> m(
+      sig.contiguous().data_ptr<double>(), sig.size(0), sig.size(1));
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(Eigen::MatrixXd(m), Eigen::EigenvaluesOnly);
+  if (e.info() != Eigen::Success) fail(what, ": eigen-decomposition of sigma failed");
+  const double lo = e.eigenvalues().minCoeff(), hi = std::max(e.eigenvalues().maxCoeff(), 0.0);
+  if (lo < -1e-5 * hi || (hi == 0 && lo < 0))
+    fail(what, ": sigma is not positive semi-definite (smallest eigenvalue ", lo, ", largest ", hi,
+         "); expected a covariance matrix");
 }
 
 void save_stats(const std::string& path, const GaussianStats& s) {

@@ -27,8 +27,11 @@ class StatsAccumulator {
 
 GaussianStats compute_stats(const torch::Tensor& features);  // [N, d]
 
-// pytorch-fid's .npz format: keys `mu` and `sigma`.
+// pytorch-fid's .npz format: keys `mu` and `sigma`, validated (validate_stats).
 GaussianStats load_stats(const std::string& path);
+// Fails naming `what` unless mu and sigma are finite and sigma is symmetric positive
+// semi-definite (a covariance): a broken reference must not yield a plausible FID.
+void validate_stats(const GaussianStats& s, const std::string& what);
 void save_stats(const std::string& path, const GaussianStats& s);
 
 }  // namespace hamgan::metrics

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "gan/config.h"
@@ -56,10 +57,18 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
       {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
       {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},
-      {"", {"generator.ch=-3"}, {"command-line override", "'generator.ch'", "[1, 4096]", "-3"}},
-      {"", {"generator.chh=3"}, {"command-line override", "'generator.chh'", "unknown key"}},
-      {"", {"generator.ch"}, {"command-line override 'generator.ch'", "key.sub=value"}},
+      {"{}", {"generator.ch=-3"}, {"command-line override", "'generator.ch'", "[1, 4096]", "-3"}},
+      {"{}", {"generator.chh=3"}, {"command-line override", "'generator.chh'", "unknown key"}},
+      {"{}", {"generator.ch"}, {"command-line override 'generator.ch'", "key.sub=value"}},
       {"model: {resolution: 32}", {"model.resolution.x=1"}, {"'model.resolution'", "is a value, not a mapping"}},
+      // Issue 13.5: configs that used to run silently with every default.
+      {"", {}, {"bad.yaml", "empty", "expected a YAML mapping"}},
+      {"---\n# nothing\n", {}, {"bad.yaml", "empty"}},
+      {", model", {}, {"bad.yaml", "expected a YAML mapping"}},
+      {"just text", {}, {"bad.yaml", "expected a YAML mapping", "scalar 'just text'"}},
+      {"- 1\n- 2\n", {}, {"bad.yaml", "expected a YAML mapping", "list"}},
+      {"train: {g_lr: 1.0e-4}\ntrain: {g_lr: 2.0e-4}\n", {}, {"bad.yaml", "key 'train'", "appears twice", "line 2"}},
+      {"train: {g_lr: 1.0e-4, g_lr: 2.0e-4}\n", {}, {"key 'train.g_lr'", "appears twice"}},
   };
   for (const auto& c : cases) {
     const std::string msg = error_of(c);
@@ -128,4 +137,30 @@ TEST(Config, HamburgerConfigsLoad) {
   EXPECT_EQ(h.resolved["generator"]["context"]["r"].as<int>(), 32);
   EXPECT_EQ(h.resolved["discriminator"]["context"]["d"].as<int>(), 128);
   EXPECT_DOUBLE_EQ(h.train.d_lr, 4e-4);
+}
+
+// Issue 13.5: an empty file, a directory, or a file of junk given to -c is an error that names
+// it, never a run with the built-in defaults.
+TEST(Config, UnusableConfigFilesAreNamed) {
+  const auto dir = std::filesystem::temp_directory_path() / "hamgan_config_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "adir");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"empty.yaml", ""}, {"comma.yaml", ",\n"}, {"percent.yaml", "%\n"}};
+  std::vector<std::pair<std::string, std::string>> cases = {{(dir / "adir").string(), "is a directory"}};
+  for (const auto& [name, text] : files) {
+    std::ofstream((dir / name).string()) << text;
+    cases.push_back({(dir / name).string(), ""});
+  }
+  for (const auto& [path, what] : cases) {
+    std::string msg;
+    try {
+      load_config(path);
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    ASSERT_FALSE(msg.empty()) << path << " loaded";
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
 }

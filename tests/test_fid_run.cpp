@@ -174,6 +174,32 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   EXPECT_EQ(rows[2].iteration, 30);
 }
 
+// Issue 13.6: a damaged checkpoint in the middle (and as the newest) is skipped with a
+// warning naming it; the others are scored, and the command fails at the end, listing it.
+TEST(FidRun, DamagedCheckpointIsSkippedTheRestScoredThenAnError) {
+  const std::string run = fresh("run_damaged");
+  const std::string yaml = test::tiny_checkpoint_yaml(), ck = run + "/checkpoints";
+  test::write_tiny_checkpoint(checkpoint_path(ck, 10), 10, true, 1, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(ck, 20), 20, true, 2, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(ck, 30), 30, true, 3, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(ck, 40), 40, true, 4, yaml);
+  for (int64_t it : {20, 40}) fs::resize_file(checkpoint_path(ck, it), fs::file_size(checkpoint_path(ck, it)) - 100);
+  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--n", "2", "--inception", weights(),
+                                         "--threads", "2"};
+  testing::internal::CaptureStderr();
+  const std::string e = test::error_of([&] { fid_cli(args); });
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(e.find("2 damaged checkpoint(s)"), std::string::npos) << e;
+  for (int64_t it : {20, 40}) {
+    EXPECT_NE(e.find(checkpoint_path(ck, it)), std::string::npos) << e;
+    EXPECT_NE(log.find("warning: skipping " + checkpoint_path(ck, it)), std::string::npos) << log;
+  }
+  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].iteration, 10);
+  EXPECT_EQ(rows[1].iteration, 30);
+}
+
 // --inception > $HAMGAN_INCEPTION > eval.inception of -c: each level wins over the ones below
 // it (a missing file at the winning level is the error, naming that file), and none at all
 // is an error that says how to provide the weights.

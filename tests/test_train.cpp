@@ -2,7 +2,11 @@
 // checkpoints (round trip, atomic write, corrupt newest, model-changing config rejected),
 // exact CPU resume (2N straight vs N + resume + N, bit for bit), NaN stop and SIGINT stop.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -13,10 +17,14 @@
 #include "core/state_dict.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/data/synthetic.h"
+#include "gan/models/standing_stats.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
 #include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
+#include "io/zip_reader.h"
 #include "support/gradcheck.h"
 #include "support/state_dicts.h"
 
@@ -175,13 +183,23 @@ TEST(Checkpoint, FailedWriteLeavesPreviousIntact) {
   t.step(*src);
   t.save(checkpoint_path(dir, 1), src->state());
   t.step(*src);
-  // The temporary cannot be created (a directory is in the way): the save fails ...
-  fs::create_directories(checkpoint_path(dir, 2) + ".tmp");
-  EXPECT_THROW(t.save(checkpoint_path(dir, 2), src->state()), Error);
+  // The disk fills up 1000 bytes into the write: the save fails, naming the file, and leaves
+  // no partial temporary behind (it would keep the disk full) ...
+  io::inject_write_failure(ENOSPC, 1000);
+  try {
+    t.save(checkpoint_path(dir, 2), src->state());
+    ADD_FAILURE() << "expected a write error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(checkpoint_path(dir, 2)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No space left"), std::string::npos) << e.what();
+  }
+  io::inject_write_failure(0);
+  for (const auto& f : fs::directory_iterator(dir))
+    EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
   // ... and a half-written temporary of a crashed save is not a checkpoint either.
   std::ofstream(checkpoint_path(dir, 3) + ".tmp") << "PK half a zip";
+  std::ofstream(io::temporary_name(checkpoint_path(dir, 3))) << "PK half a zip";
   ASSERT_EQ(list_checkpoints(dir).size(), 1u);
-  fs::remove_all(checkpoint_path(dir, 2) + ".tmp");
   std::ostringstream warn;
   auto c = load_latest_checkpoint(dir, warn);
   ASSERT_TRUE(c.has_value());
@@ -258,22 +276,32 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   EXPECT_EQ(lines, 6);
 }
 
-TEST(Stop, NanLossStopsNamingTheIterationAndKeepsLastCheckpoint) {
-  const std::string dir = fresh_dir("nan");
+namespace {
+// The error of a tiny run whose D weights turn NaN after iteration `poison_at` ("" if none).
+std::string divergence_error(const std::string& dir, int64_t poison_at) {
   TrainHooks hooks;
-  hooks.after_step = [](Trainer& t) {
-    if (t.iteration() != 4) return;
+  hooks.after_step = [poison_at](Trainer& t) {
+    if (t.iteration() != poison_at) return;
     torch::NoGradGuard ng;
     for (auto& p : t.d()->parameters()) p.fill_(std::nanf(""));
   };
   try {
     run(tiny(), dir, hooks);
-    FAIL() << "expected an error";
   } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("at iteration 5"), std::string::npos) << m;
-    EXPECT_NE(m.find("nan"), std::string::npos) << m;
+    return e.what();
   }
+  return "";
+}
+}  // namespace
+
+TEST(Stop, NanLossStopsNamingTheIterationAndKeepsLastCheckpoint) {
+  const std::string dir = fresh_dir("nan");
+  const std::string m = divergence_error(dir, 4);
+  ASSERT_FALSE(m.empty()) << "expected an error";
+  EXPECT_NE(m.find("at iteration 5"), std::string::npos) << m;
+  EXPECT_NE(m.find("nan"), std::string::npos) << m;
+  EXPECT_NE(m.find("the last good checkpoint, " + checkpoint_path(dir + "/checkpoints", 3) + ", is kept"),
+            std::string::npos) << m;
   const auto all = list_checkpoints(dir + "/checkpoints");
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0], checkpoint_path(dir + "/checkpoints", 3));
@@ -295,4 +323,254 @@ TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   EXPECT_EQ(now.sa_handler, SIG_DFL);  // the previous handler is back
   // The run continues where it stopped.
   EXPECT_EQ(run(tiny(), dir).history.size(), 4u);
+}
+
+// ---- Issue 13: defects found by probing ----
+
+namespace {
+
+// Flips 4 bytes in the middle of the first tensor record (archive/data/*) of a checkpoint,
+// as a bad disk or a careless edit would; the zip structure stays intact.
+void flip_tensor_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = 0;
+  io::for_each_zip_member(b, path, 1 << 20, [&](const std::string& name, const uint8_t* p, size_t n) {
+    if (!at && name.find("/data/") != std::string::npos && n >= 16) at = static_cast<size_t>(p - b.data()) + n / 2;
+  });
+  ASSERT_GT(at, 0u) << "no tensor record in " << path;
+  for (size_t k = 0; k < 4; ++k) b[at + k] ^= 0x5a;
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+}  // namespace
+
+// 13.1: a checkpoint whose tensor bytes changed is refused naming the file and the record, and
+// resume treats it like a truncated one: a warning, then the previous valid checkpoint.
+TEST(Checkpoint, FlippedTensorBytesAreDetectedAndResumeFallsBack) {
+  const Config cfg = tiny();
+  const std::string dir = fresh_dir("flipped");
+  run(cfg, dir);  // checkpoints at 3 and 6
+  const std::string ckdir = dir + "/checkpoints", newest = checkpoint_path(ckdir, 6);
+  flip_tensor_bytes(newest);
+  try {
+    load_checkpoint(newest);
+    FAIL() << "a damaged checkpoint loaded";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(newest), std::string::npos) << m;
+    EXPECT_NE(m.find("CRC mismatch"), std::string::npos) << m;
+    EXPECT_NE(m.find("/data/"), std::string::npos) << m;
+  }
+  std::ostringstream sink;
+  TrainOptions opt;
+  opt.out_dir = dir;
+  opt.out = &sink;
+  std::vector<IterStats> history;
+  TrainHooks hooks;
+  hooks.history = &history;
+  train(tiny("train.iterations=8"), opt, synthetic(cfg), hooks);
+  const std::string log = sink.str();
+  EXPECT_NE(log.find("warning: skipping damaged checkpoint"), std::string::npos) << log;
+  EXPECT_NE(log.find(newest), std::string::npos) << log;
+  EXPECT_NE(log.find("resuming from " + checkpoint_path(ckdir, 3)), std::string::npos) << log;
+  EXPECT_EQ(history.size(), 5u);  // iterations 4..8, all finite
+  for (const auto& st : history)
+    for (float v : st) EXPECT_TRUE(std::isfinite(v));
+}
+
+// 13.2: the disk fills up during a run: train fails naming the file, leaves no temporary, and
+// every checkpoint it had written still loads; the next run resumes from the newest.
+TEST(Checkpoint, FullDiskDuringTrainingFailsAndLosesNothing) {
+  const std::string dir = fresh_dir("fulldisk");
+  run(tiny("train.iterations=3"), dir);
+  TrainHooks hooks;
+  hooks.after_step = [](Trainer& t) {
+    if (t.iteration() == 5) io::inject_write_failure(ENOSPC, 4096);
+  };
+  EXPECT_THROW(run(tiny(), dir, hooks), Error);
+  io::inject_write_failure(0);
+  for (const auto& sub : {"", "/checkpoints", "/samples"})
+    for (const auto& f : fs::directory_iterator(dir + sub)) {
+      EXPECT_FALSE(io::is_temporary_name(f.path().filename().string())) << f.path();
+      if (f.is_regular_file() && f.path().extension() != ".lock")
+        EXPECT_GT(fs::file_size(f.path()), 0u) << f.path();
+    }
+  const auto all = list_checkpoints(dir + "/checkpoints");
+  ASSERT_FALSE(all.empty());
+  for (const auto& c : all) EXPECT_NO_THROW(load_checkpoint(c)) << c;
+  EXPECT_EQ(run(tiny(), dir).history.size(), 3u);  // 3 -> 6
+}
+
+// 13.3: a second process on the same --out fails at once, naming the holder's PID; the run
+// directory is left as it was.
+TEST(Train, RunDirectoryIsLockedAgainstASecondWriter) {
+  const std::string dir = fresh_dir("locked");
+  fs::create_directories(dir);
+  {
+    io::DirLock held(dir);
+    try {
+      run(tiny(), dir);
+      FAIL() << "a second writer was let in";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(dir), std::string::npos) << m;
+      EXPECT_NE(m.find("PID " + std::to_string(::getpid())), std::string::npos) << m;
+    }
+    EXPECT_TRUE(list_checkpoints(dir + "/checkpoints").empty());
+    EXPECT_FALSE(fs::exists(dir + "/metrics.jsonl"));
+  }
+  EXPECT_EQ(run(tiny(), dir).history.size(), 6u);  // free again once the holder is gone
+}
+
+// 13.6: a file named like a checkpoint with an iteration beyond int64 is reported and skipped,
+// never an unexplained `stoll`.
+TEST(Checkpoint, OutOfRangeCheckpointNameIsSkippedWithAWarning) {
+  const std::string dir = fresh_dir("stoll");
+  run(tiny("train.iterations=3"), dir);
+  const std::string odd = dir + "/checkpoints/ckpt_99999999999999999999.pt";
+  std::ofstream(odd) << "x";
+  std::ostringstream warn;
+  const auto c = load_latest_checkpoint(dir + "/checkpoints", warn);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->iteration, 3);
+  EXPECT_NE(warn.str().find(odd), std::string::npos) << warn.str();
+  EXPECT_NE(warn.str().find("out of range"), std::string::npos) << warn.str();
+  EXPECT_EQ(run(tiny(), dir).history.size(), 3u);
+}
+
+// 13.6: divergence before any checkpoint does not claim that one is kept.
+TEST(Stop, NanBeforeAnyCheckpointSaysNoneWasWritten) {
+  const std::string dir = fresh_dir("nan_first");
+  const std::string m = divergence_error(dir, 1);
+  ASSERT_FALSE(m.empty()) << "expected an error";
+  EXPECT_NE(m.find("at iteration 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("no checkpoint was written"), std::string::npos) << m;
+  EXPECT_EQ(m.find("is kept"), std::string::npos) << m;
+  EXPECT_TRUE(list_checkpoints(dir + "/checkpoints").empty());
+}
+
+// 13.7: the EMA warm-up, d_n = min(decay, 0.5^(1 / (rampup n))) with n the updates so far,
+// against values computed by hand; and the update uses it.
+TEST(Ema, RampUpBoundsTheHalfLifeByTheUpdatesSoFar) {
+  torch::nn::Linear src(1, 1), dst(1, 1);
+  Ema ema(*src, *dst, 0.999, /*start=*/10, /*rampup=*/0.05);
+  EXPECT_EQ(ema.decay_at(9), 0.0);
+  EXPECT_NEAR(ema.decay_at(10), std::pow(0.5, 1 / 0.05), 1e-15);        // n = 1: ~1e-6, a copy
+  EXPECT_NEAR(ema.decay_at(29), std::pow(0.5, 1.0 / 1.0), 1e-15);       // n = 20: half-life 1
+  EXPECT_NEAR(ema.decay_at(209), std::pow(0.5, 1.0 / 10.0), 1e-15);     // n = 200: half-life 10
+  EXPECT_DOUBLE_EQ(ema.decay_at(100000), 0.999);  // half-life 693 < 0.05 n: the configured decay
+  Ema plain(*src, *dst, 0.999, 10);
+  EXPECT_DOUBLE_EQ(plain.decay_at(10), 0.999);
+  // One update at n = 20 (d = 0.5) averages halfway.
+  torch::NoGradGuard ng;
+  Ema at(*src, *dst, 0.999, 0, 0.05);
+  src->weight.fill_(2.0f);
+  dst->weight.fill_(0.0f);
+  at.update(19);
+  EXPECT_NEAR(dst->weight.item<float>(), 1.0f, 1e-6);
+}
+
+// 13.7: standing statistics equal the BN statistics averaged by hand: each batch's statistics
+// read from a BN with momentum 1 (running = that batch's), then the plain mean over batches.
+TEST(StandingStats, EqualTheHandAveragedBatchStatistics) {
+  const Config cfg = tiny();
+  torch::manual_seed(5);
+  Generator g(cfg.model, cfg.generator);
+  StandingStatsOptions o;
+  o.batches = 7;
+  o.batch_size = 3;
+  o.n_classes = cfg.model.n_classes;
+  o.seed = 42;
+  std::vector<std::string> names;
+  std::vector<torch::nn::BatchNorm2dImpl*> bns;
+  for (const auto& kv : g->named_modules())
+    if (auto* bn = kv.value()->as<torch::nn::BatchNorm2dImpl>()) names.push_back(kv.key()), bns.push_back(bn);
+  ASSERT_GE(bns.size(), 3u);
+  const TensorMap before = state_dict(*g);
+
+  // By hand: the same (z, y) stream, momentum 1, sums over batches.
+  Generator h(cfg.model, cfg.generator);
+  load_state_dict(*h, before, "copy");
+  std::vector<torch::nn::BatchNorm2dImpl*> hb;
+  for (const auto& kv : h->named_modules())
+    if (auto* bn = kv.value()->as<torch::nn::BatchNorm2dImpl>()) hb.push_back(bn);
+  std::vector<torch::Tensor> mean(hb.size()), var(hb.size());
+  h->eval();
+  for (auto* bn : hb) bn->options.momentum(1.0), bn->train();
+  at::Generator gen = at::detail::createCPUGenerator(o.seed);
+  {
+    torch::NoGradGuard ng;
+    for (int64_t b = 0; b < o.batches; ++b) {
+      const torch::Tensor z = torch::randn({o.batch_size, cfg.generator.z_dim}, gen);
+      const torch::Tensor y = torch::randint(o.n_classes, {o.batch_size}, gen, torch::kLong);
+      h->forward(z, y);
+      for (size_t i = 0; i < hb.size(); ++i) {
+        const torch::Tensor m = hb[i]->running_mean.to(torch::kDouble), v = hb[i]->running_var.to(torch::kDouble);
+        mean[i] = b ? mean[i] + m : m;
+        var[i] = b ? var[i] + v : v;
+      }
+    }
+  }
+
+  accumulate_standing_stats(*g, o);
+  EXPECT_FALSE(g->is_training());
+  for (size_t i = 0; i < bns.size(); ++i) {
+    EXPECT_FALSE(bns[i]->is_training()) << names[i];
+    EXPECT_TRUE(bns[i]->options.momentum().has_value()) << names[i];  // momentum restored
+    EXPECT_TRUE(torch::allclose(bns[i]->running_mean.to(torch::kDouble), mean[i] / o.batches, 1e-5, 1e-6)) << names[i];
+    EXPECT_TRUE(torch::allclose(bns[i]->running_var.to(torch::kDouble), var[i] / o.batches, 1e-5, 1e-6)) << names[i];
+  }
+  // Weights and every non-BN buffer (spectral norm's u, v) are untouched.
+  const TensorMap after = state_dict(*g);
+  for (const auto& [k, v] : before) {
+    if (k.find("running_") != std::string::npos || k.find("num_batches_tracked") != std::string::npos) continue;
+    EXPECT_TRUE(torch::equal(v, after.at(k))) << k;
+  }
+}
+
+// 13.7: the trainer stores standing statistics with the EMA G (flagged), sampling a checkpoint
+// uses them as stored, and an older checkpoint without them gets them at load.
+TEST(StandingStats, StoredWithCheckpointsAndAppliedToOlderOnes) {
+  const Config cfg = tiny("train.ema_standing_batches=5");
+  const std::string dir = fresh_dir("standing");
+  fs::create_directories(dir);
+  Trainer t(cfg, torch::kCPU);
+  auto src = synthetic(cfg)(t.micro_batch(), {});
+  for (int i = 0; i < 3; ++i) t.step(*src);
+  const std::string path = checkpoint_path(dir, 3);
+  t.save(path, src->state());
+  const CheckpointData c = load_checkpoint(path);
+  EXPECT_EQ(c.ema_standing, 5);
+  // What was stored is the standing statistics of the stored EMA weights.
+  Generator want(cfg.model, cfg.generator);
+  c.load_module("g_ema", *want);
+  const TensorMap stored = state_dict(*want);
+  accumulate_standing_stats(*want, standing_stats_options(cfg));
+  EXPECT_TRUE(identical(stored, state_dict(*want)));
+  // And they differ from G's own running statistics.
+  Generator live(cfg.model, cfg.generator);
+  c.load_module("g", *live);
+  EXPECT_FALSE(torch::equal(state_dict(*live).at("out_bn.running_mean"), stored.at("out_bn.running_mean")));
+  // An older checkpoint (no flag, G's statistics in the EMA G) gets them when loaded.
+  CheckpointWrite w;
+  w.iteration = 3;
+  w.config_yaml = to_yaml(cfg.resolved);
+  w.g = t.g().get();
+  w.d = t.d().get();
+  Generator old_ema(cfg.model, cfg.generator);
+  c.load_module("g_ema", *old_ema);
+  {
+    torch::NoGradGuard ng;
+    for (auto& kv : old_ema->named_buffers()) kv.value().copy_(state_dict(*live).at(kv.key()));
+  }
+  w.g_ema = old_ema.get();
+  torch::optim::Adam og(t.g()->parameters()), od(t.d()->parameters());
+  w.opt_g = &og;
+  w.opt_d = &od;
+  const std::string old_path = checkpoint_path(dir, 4);
+  save_checkpoint(old_path, w);
+  const CheckpointData oc = load_checkpoint(old_path);
+  EXPECT_EQ(oc.ema_standing, 0);
+  EXPECT_TRUE(identical(state_dict(*load_generator(oc, true)), stored));
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <regex>
 #include <thread>
 
@@ -95,4 +96,66 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
   const std::string metrics = test::read_text((out / "metrics.jsonl").string());
   EXPECT_NE(metrics.find("\"iteration\": " + std::to_string(it1 + 1) + ","), std::string::npos)
       << metrics.substr(0, 2000);
+}
+
+// Issue 13: kill -9 at random moments of a run that checkpoints every iteration (so kills land
+// inside checkpoint writes too). After each kill every checkpoint left loads (CRCs checked),
+// and the next start resumes from the newest one and goes past it. A second `train` on the
+// same --out while one runs fails at once, naming the holder's PID.
+TEST(TrainSignals, KillNineAtRandomMomentsLeavesOnlyLoadableCheckpoints) {
+  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "kill9_run";
+  const std::string ckdir = (out / "checkpoints").string();
+  fs::remove_all(out);
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const auto args = [&](int64_t iterations) {
+    auto a = train_args(out, iterations);
+    a.push_back("train.checkpoint_every=1");
+    a.push_back("train.keep_checkpoints=2");
+    return a;
+  };
+  int64_t newest = -1;
+  for (int round = 0; round < 5; ++round) {
+    const std::string log = out.string() + "_kill" + std::to_string(round) + ".log";
+    const int64_t lines = metrics_lines(out);
+    test::ChildGuard child(test::spawn(args(1000000), {}, log));
+    // Two more iterations (so at least one more checkpoint), then a random moment.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (metrics_lines(out) < lines + 2 && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_GE(metrics_lines(out), lines + 2) << "no progress in 60 s\n" << test::read_text(log);
+    if (round == 0) {  // meanwhile a second writer is refused
+      const std::string log2 = out.string() + "_second.log";
+      const int st = test::wait_for(test::spawn(args(1000000), {}, log2), 60);
+      EXPECT_TRUE(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0) << test::read_text(log2);
+      EXPECT_NE(test::read_text(log2).find("in use by another hamgan process (PID " + std::to_string(child.pid())),
+                std::string::npos)
+          << test::read_text(log2);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 400)(rng)));
+    kill(child.pid(), SIGKILL);
+    const int status = test::wait_for(child.pid(), 60);
+    child.release();
+    ASSERT_TRUE(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << test::read_text(log);
+    if (newest >= 0)
+      EXPECT_NE(test::read_text(log).find("resuming from " + checkpoint_path(ckdir, newest)), std::string::npos)
+          << test::read_text(log);
+    const auto all = list_checkpoints(ckdir);
+    ASSERT_FALSE(all.empty()) << test::read_text(log);
+    for (const auto& c : all) EXPECT_NO_THROW(load_checkpoint(c)) << c;
+    const int64_t now = load_checkpoint(all.front()).iteration;
+    EXPECT_GT(now, newest);
+    newest = now;
+  }
+  // A last, uninterrupted run resumes from the newest and finishes two iterations later.
+  const std::string log = out.string() + "_final.log";
+  const int st = test::wait_for(test::spawn(args(newest + 2), {}, log), 120);
+  ASSERT_TRUE(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) << test::read_text(log);
+  EXPECT_NE(test::read_text(log).find("resuming from " + checkpoint_path(ckdir, newest)), std::string::npos)
+      << test::read_text(log);
+  EXPECT_NE(test::read_text(log).find("finished at iteration " + std::to_string(newest + 2)), std::string::npos)
+      << test::read_text(log);
+  for (const auto& f : fs::directory_iterator(ckdir))
+    EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();  // cleaned at start
 }

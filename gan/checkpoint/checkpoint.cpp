@@ -1,9 +1,7 @@
 #include "gan/checkpoint/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,41 +10,15 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "gan/models/standing_stats.h"
+#include "io/atomic_file.h"
+#include "io/zip_reader.h"
 
 namespace hamgan {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_all_synced(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, ": cannot create: ", std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(path, ": write failed: ", std::strerror(e));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int e = errno;
-    ::close(fd);
-    fail(path, ": fsync failed: ", std::strerror(e));
-  }
-  if (::close(fd) != 0) fail(path, ": close failed: ", std::strerror(errno));
-}
-
-void fsync_dir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // best effort: the rename itself is already atomic
-  ::fsync(fd);
-  ::close(fd);
-}
 
 int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
   c10::IValue v;
@@ -66,6 +38,7 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   ar.write("loader_epoch", c10::IValue(c.loader.epoch));
   ar.write("loader_batch", c10::IValue(c.loader.batch_in_epoch));
   ar.write("has_ema", c10::IValue(c.g_ema != nullptr));
+  ar.write("g_ema_standing", c10::IValue(c.g_ema ? c.ema_standing : int64_t(0)));
   const auto sub_module = [&](const std::string& key, torch::nn::Module& m) {
     torch::serialize::OutputArchive s;
     m.save(s);
@@ -87,19 +60,16 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
 
   std::ostringstream bytes;
   ar.save_to(bytes);
-  const fs::path p(path);
-  const std::string tmp = path + ".tmp";
-  write_all_synced(tmp, bytes.str());
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) fail(path, ": cannot rename ", tmp, " into place: ", ec.message());
-  fsync_dir(p.has_parent_path() ? p.parent_path().string() : ".");
+  io::write_file_atomically(path, bytes.str());
 }
 
 CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
   CheckpointData c;
   c.path = path;
   c.archive = std::make_shared<torch::serialize::InputArchive>();
+  // LibTorch's reader does not check the zip CRCs: a flipped byte in a tensor record would
+  // load as different weights. Every record is checked first (issue 13).
+  io::verify_zip_file(path);
   try {
     c.archive->load_from(path, device);
     c.version = read_int(*c.archive, "version");
@@ -114,6 +84,7 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
     c.config_yaml = v.toStringRef();
     c.archive->read("has_ema", v);
     c.has_ema = v.isBool() && v.toBool();
+    if (c.archive->try_read("g_ema_standing", v) && v.isInt()) c.ema_standing = v.toInt();
     // Every part must be present now, not when it is first used.
     std::vector<std::string> parts = {"g", "d", "opt_g", "opt_d", "rng"};
     if (c.has_ema) parts.push_back("g_ema");
@@ -134,10 +105,34 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
 void CheckpointData::load_module(const std::string& part, torch::nn::Module& m) const {
   torch::serialize::InputArchive s;
   if (!archive->try_read(part, s)) fail(path, ": part '", part, "' is missing");
+  // InputArchive::read replaces a tensor (set_) whatever its shape, so a stored config that no
+  // longer matches the stored weights would load silently; compare every shape afterwards.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (const auto& kv : m.named_parameters()) shapes.push_back({kv.key(), kv.value().sizes().vec()});
+  for (const auto& kv : m.named_buffers()) shapes.push_back({kv.key(), kv.value().sizes().vec()});
   try {
     m.load(s);
   } catch (const c10::Error& e) {
-    fail(path, ": part '", part, "' does not fit the model: ", e.what_without_backtrace());
+    fail(path, ": part '", part, "' does not fit the model built from its stored config: ",
+         e.what_without_backtrace());
+  }
+  // InputArchive::read also makes the module's tensors share storage with the archive, so two
+  // modules loaded from one CheckpointData would share weights and BN statistics (and standing
+  // statistics computed for one would change the other): each module gets its own copy.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& t : m.parameters()) t.set_data(t.data().clone());
+    for (auto& t : m.buffers()) t.set_data(t.clone());
+  }
+  auto now = m.named_parameters();
+  auto bufs = m.named_buffers();
+  for (const auto& [name, want] : shapes) {
+    const torch::Tensor* t = now.find(name);
+    if (!t) t = bufs.find(name);
+    if (t && t->sizes().vec() != want)
+      fail(path, ": part '", part, "': '", name, "' is stored with shape ", t->sizes(),
+           " but the stored config builds ", c10::IntArrayRef(want),
+           "; the config inside the checkpoint was edited or does not belong to these weights");
   }
 }
 
@@ -168,6 +163,9 @@ Generator load_generator(const CheckpointData& c, bool ema, torch::Device device
   Generator g(c.config.model, c.config.generator);
   c.load_module(ema && c.has_ema ? "g_ema" : "g", *g);
   g->to(device);
+  // Checkpoints written before standing statistics hold the live G's BN statistics.
+  if (ema && c.has_ema && c.ema_standing == 0 && c.config.train.ema_standing_batches > 0)
+    accumulate_standing_stats(*g, standing_stats_options(c.config));
   g->eval();
   return g;
 }
@@ -183,7 +181,8 @@ struct Entry {
   int64_t iteration;
   std::string path;
 };
-std::vector<Entry> entries(const std::string& dir) {
+// Names hamgan did not write (an iteration beyond int64) are reported on `warn` and skipped.
+std::vector<Entry> entries(const std::string& dir, std::ostream* warn = nullptr) {
   static const std::regex re(R"(ckpt_(\d+)\.pt)");
   std::vector<Entry> out;
   std::error_code ec;
@@ -191,8 +190,16 @@ std::vector<Entry> entries(const std::string& dir) {
   for (const auto& f : fs::directory_iterator(dir)) {
     std::smatch m;
     const std::string name = f.path().filename().string();
-    if (f.is_regular_file() && std::regex_match(name, m, re))
-      out.push_back({std::stoll(m[1].str()), f.path().string()});
+    if (!f.is_regular_file() || !std::regex_match(name, m, re)) continue;
+    int64_t it = 0;
+    const std::string digits = m[1].str();
+    const auto [end, ec2] = std::from_chars(digits.data(), digits.data() + digits.size(), it);
+    if (ec2 != std::errc() || end != digits.data() + digits.size()) {
+      if (warn) *warn << "warning: ignoring " << f.path().string() << ": iteration " << digits
+                      << " is out of range (expected ckpt_<iteration>.pt with iteration < 2^63)\n";
+      continue;
+    }
+    out.push_back({it, f.path().string()});
   }
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
     return a.iteration > b.iteration;
@@ -201,9 +208,9 @@ std::vector<Entry> entries(const std::string& dir) {
 }
 }  // namespace
 
-std::vector<std::string> list_checkpoints(const std::string& dir) {
+std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* warn) {
   std::vector<std::string> out;
-  for (const auto& e : entries(dir)) out.push_back(e.path);
+  for (const auto& e : entries(dir, warn)) out.push_back(e.path);
   return out;
 }
 
@@ -216,13 +223,23 @@ void prune_checkpoints(const std::string& dir, int64_t keep) {
   }
 }
 
+void remove_temporaries(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    const std::string name = f.path().filename().string();
+    const bool old_tmp = name.size() > 7 && name.compare(name.size() - 7, 7, ".pt.tmp") == 0;
+    if (f.is_regular_file() && (old_tmp || io::is_temporary_name(name))) fs::remove(f.path(), ec);
+  }
+}
+
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
                                                      torch::Device device) {
-  for (const auto& path : list_checkpoints(dir)) {
+  for (const auto& path : list_checkpoints(dir, &warn)) {
     try {
       return load_checkpoint(path, device);
     } catch (const Error& e) {
-      warn << "warning: skipping checkpoint: " << e.what() << "\n";
+      warn << "warning: skipping damaged checkpoint (falling back to the previous one): " << e.what() << "\n";
     }
   }
   return std::nullopt;

@@ -26,6 +26,7 @@ struct CheckpointWrite {
   torch::nn::Module* g = nullptr;
   torch::nn::Module* d = nullptr;
   torch::nn::Module* g_ema = nullptr;  // null when EMA is off
+  int64_t ema_standing = 0;  // batches of standing statistics in g_ema's BN (0: the live G's)
   torch::optim::Optimizer* opt_g = nullptr;
   torch::optim::Optimizer* opt_d = nullptr;
   LoaderState loader;
@@ -38,6 +39,7 @@ struct CheckpointData {
   std::string config_yaml;
   Config config;  // parsed from config_yaml
   bool has_ema = false;
+  int64_t ema_standing = 0;  // > 0: g_ema's BN holds standing statistics (older files: 0)
   LoaderState loader;
   std::shared_ptr<torch::serialize::InputArchive> archive;
 
@@ -50,18 +52,24 @@ struct CheckpointData {
   std::optional<torch::Tensor> find_rng_state(const std::string& name) const;
 };
 
-// Atomic: <path>.tmp, fsync, rename, fsync of the directory.
+// Atomic (io::write_file_atomically): a temporary, fsync, rename, fsync of the directory.
 void save_checkpoint(const std::string& path, const CheckpointWrite& c);
-// Reads and validates the whole file (tensors land on `device`). Any damage: hamgan::Error.
+// Reads and validates the whole file (every zip record's CRC first; tensors land on
+// `device`). Any damage: hamgan::Error naming the file.
 CheckpointData load_checkpoint(const std::string& path, torch::Device device = torch::kCPU);
 // G (or EMA G when `ema` and the checkpoint has one) rebuilt from the stored config, eval mode.
+// An EMA G stored without standing statistics gets them here (train.ema_standing_batches).
 Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU);
 
 std::string checkpoint_path(const std::string& dir, int64_t iteration);
-// Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored.
-std::vector<std::string> list_checkpoints(const std::string& dir);
+// Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored, names
+// with an out-of-range iteration reported on `warn` and ignored.
+std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* warn = nullptr);
 // Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::string& dir, int64_t keep);
+// Deletes temporaries a killed writer left in `dir` (they would keep a full disk full).
+// Call only while holding the run's lock.
+void remove_temporaries(const std::string& dir);
 // The newest checkpoint that loads; each damaged newer one is reported on `warn` and skipped.
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
                                                      torch::Device device = torch::kCPU);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -17,6 +18,7 @@
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
+#include "gan/sample/plan.h"
 #include "gan/sample/sampler.h"
 #include "io/decode.h"
 #include "metrics/frechet.h"
@@ -49,6 +51,13 @@ void add_common(cxxopts::Options& o) {
       "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
   add_workers_option(o);
   add_device_option(o);
+}
+
+// Negative counts are errors, not "use the default" (issue 13).
+void check_counts(const cxxopts::ParseResult& r) {
+  if (r["n"].as<int64_t>() < 0) fail("--n ", r["n"].as<int64_t>(), ": expected >= 0 (0: all, or the config's eval.fid_n)");
+  if (r["batch"].as<int64_t>() < 1) fail("--batch ", r["batch"].as<int64_t>(), ": expected >= 1");
+  if (r["workers"].as<int>() < 1) fail("--workers ", r["workers"].as<int>(), ": expected >= 1");
 }
 
 // --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of `stored`, a checkpoint's config).
@@ -111,6 +120,7 @@ int stats(int argc, char** argv) {
   }
   if (r.count("images") + r.count("data") != 1 || !r.count("out"))
     fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
+  check_counts(r);
   set_threads(r);
   const auto net = make_net(r);
   metrics::Features f;
@@ -132,23 +142,38 @@ int stats(int argc, char** argv) {
 int fid_of_samples(const cxxopts::ParseResult& r) {
   const bool run = r.count("run") > 0;
   auto opt = sampler_options(r);
-  std::string first;
-  if (run) {
-    const auto cks = eval::run_checkpoints(r["run"].as<std::string>());
-    if (cks.empty()) fail("--run ", r["run"].as<std::string>(), ": no checkpoints in its checkpoints/ directory");
-    first = cks.back().second;
-  } else {
-    first = r["checkpoint"].as<std::string>();
-  }
+  const int64_t n_flag = r["n"].as<int64_t>();
+  if (n_flag < 0 || n_flag > sample::kMaxFidSamples)
+    fail("--n ", n_flag, ": expected 2..", sample::kMaxFidSamples, " samples (0: eval.fid_n of the config)");
+  if (r["real-n"].as<int64_t>() < 0) fail("--real-n ", r["real-n"].as<int64_t>(), ": expected >= 0");
   if (run && eval::unscored_checkpoints(r["run"].as<std::string>()).empty()) {  // no need for the net
+    if (eval::run_checkpoints(r["run"].as<std::string>()).empty())
+      fail("--run ", r["run"].as<std::string>(), ": no checkpoints in its checkpoints/ directory");
     eval::plot_run(r["run"].as<std::string>());
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << r["run"].as<std::string>()
               << "/fid.csv\n";
     return 0;
   }
-  const CheckpointData ck = load_checkpoint(first, opt.device);
+  // The config (Inception weights, resolution, fid_n) of the newest checkpoint that loads.
+  std::optional<CheckpointData> loaded;
+  if (run) {
+    auto cks = eval::run_checkpoints(r["run"].as<std::string>());
+    if (cks.empty()) fail("--run ", r["run"].as<std::string>(), ": no checkpoints in its checkpoints/ directory");
+    for (auto it = cks.rbegin(); it != cks.rend() && !loaded; ++it) {
+      try {
+        loaded = load_checkpoint(it->second, opt.device);
+      } catch (const Error&) {  // score_run reports each damaged one
+      }
+    }
+    if (!loaded) fail("--run ", r["run"].as<std::string>(), ": no checkpoint in checkpoints/ loads (all damaged)");
+  } else {
+    loaded = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
+  }
+  const CheckpointData& ck = *loaded;
+  const std::string first = ck.path;
   const auto net = make_net(r, &ck.config);
-  const int64_t n = r["n"].as<int64_t>() > 0 ? r["n"].as<int64_t>() : ck.config.eval.fid_n;
+  const int64_t n = n_flag > 0 ? n_flag : ck.config.eval.fid_n;
+  if (n < 2) fail("--n ", n, ": expected at least 2 samples for a covariance");
   const auto t0 = std::chrono::steady_clock::now();
   eval::ReferenceOptions real_opt = reference_options(r, r["real-n"].as<int64_t>(), &ck.config);
   if (real_opt.n == 0) real_opt.n = n, real_opt.at_most = true;  // as many real images as samples, or all if fewer
@@ -164,9 +189,15 @@ int fid_of_samples(const cxxopts::ParseResult& r) {
     ro.n = n;
     ro.sampler = opt;
     ro.quantize = quantize;
-    const auto rows = eval::score_run(ro, ref, net, std::cerr);
+    std::vector<std::string> damaged;
+    const auto rows = eval::score_run(ro, ref, net, std::cerr, &damaged);
     std::cout << "scored " << rows.size() << " checkpoints; " << ro.run_dir << "/fid.csv, " << ro.run_dir
               << "/fid.png\n";
+    if (!damaged.empty()) {
+      std::string list;
+      for (const auto& d : damaged) list += "\n  " + d;
+      fail("fid --run: ", damaged.size(), " damaged checkpoint(s) could not be scored (the others were):", list);
+    }
     return 0;
   }
   const sample::Sampler s(ck, opt, std::cerr);
@@ -201,13 +232,15 @@ int fid(int argc, char** argv) {
   }
   if (!r.count("real") || r.count("fake") + r.count("checkpoint") + r.count("run") != 1)
     fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
+  check_counts(r);
   set_threads(r);
   if (r.count("checkpoint") || r.count("run")) return fid_of_samples(r);
   const bool all = r.count("all") > 0;
   const auto net = make_net(r);
   const std::string real = r["real"].as<std::string>();
-  const metrics::Features fake = features_of(r["fake"].as<std::string>(), net, r, all);
+  // The reference first: a broken .npz fails before minutes of feature extraction.
   const eval::Reference ref = eval::load_reference(real, reference_options(r, r["n"].as<int64_t>(), nullptr), net);
+  const metrics::Features fake = features_of(r["fake"].as<std::string>(), net, r, all);
   const metrics::GaussianStats fs = metrics::compute_stats(fake.pool);
   std::cout << std::setprecision(6) << "FID " << metrics::frechet_distance(ref.stats.mu, ref.stats.sigma, fs.mu, fs.sigma) << "\n";
   if (all) {

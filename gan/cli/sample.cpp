@@ -13,6 +13,7 @@
 #include "gan/sample/grid.h"
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
+#include "gan/sample/truncated_normal.h"
 #include "io/png.h"
 
 namespace hamgan::cli {
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 void add_sample_options(cxxopts::Options& o) {
   o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
       "seed", "latent seed: image k of class c always gets the same z", cxxopts::value<uint64_t>()->default_value("0"))(
-      "truncation", "redraw latent entries with |z| > T (0 = none)", cxxopts::value<double>()->default_value("0"))(
+      "truncation", "redraw latent entries with |z| > T (0 = none, else >= 0.01)", cxxopts::value<double>()->default_value("0"))(
       "no-ema", "sample with G instead of the EMA generator");
 }
 
@@ -30,6 +31,7 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   sample::SamplerOptions s;
   s.seed = r["seed"].as<uint64_t>();
   s.truncation = r["truncation"].as<double>();
+  sample::check_truncation(s.truncation);  // before any checkpoint is read
   s.ema = r.count("no-ema") == 0;
   s.batch = r["batch"].as<int64_t>();
   s.device = resolve_device(r["device"].as<std::string>(), "--device");
@@ -61,6 +63,8 @@ int sample_cmd(int argc, char** argv) {
   if (!images && !r.count("grid") && !r.count("interpolate"))
     fail("sample: --out DIR is required (or --grid / --interpolate alone)");
   set_threads(r);
+  for (const char* k : {"n", "per-class", "cols", "steps"})
+    if (r[k].as<int64_t>() < 0) fail("--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
   const auto opt = sampler_options(r);
   const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
   const sample::Sampler s(ck, opt, std::cerr);

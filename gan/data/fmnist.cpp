@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "core/error.h"
 #include "gan/data/sources.h"
@@ -11,11 +12,24 @@ namespace hamgan {
 
 namespace {
 
-std::vector<uint8_t> gunzip(const std::string& path) {
+uint32_t be32(const uint8_t* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+
+// More images than this in one IDX file is not Fashion-MNIST (60000 train, 10000 test).
+constexpr uint32_t kMaxIdxItems = 1000000;
+
+// Decompresses an IDX file, checking its header as soon as `header` bytes are in: `declared`
+// validates it and returns the file's total size, and the stream is cut off (an error) the
+// moment it holds more, so a gzip bomb stops after a few MB instead of filling memory.
+std::vector<uint8_t> gunzip_idx(const std::string& path, size_t header,
+                                const std::function<uint64_t(const uint8_t*)>& declared) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) fail(path, ": cannot open (expected a gzip'd IDX file)");
   std::vector<uint8_t> out;
   std::vector<uint8_t> buf(1 << 20);
+  uint64_t limit = 0;
+  bool known = false;
   for (;;) {
     const int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
     if (n < 0) {
@@ -26,13 +40,22 @@ std::vector<uint8_t> gunzip(const std::string& path) {
     }
     if (n == 0) break;
     out.insert(out.end(), buf.begin(), buf.begin() + n);
+    if (!known && out.size() >= header) {
+      try {
+        limit = declared(out.data());
+      } catch (...) {
+        gzclose(f);
+        throw;
+      }
+      known = true;
+    }
+    if (known && out.size() > limit) {
+      gzclose(f);
+      fail(path, ": decompresses to more than the ", limit, " bytes its IDX header declares");
+    }
   }
   gzclose(f);
   return out;
-}
-
-uint32_t be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
 }
 
 class Fmnist : public Dataset {
@@ -41,15 +64,24 @@ class Fmnist : public Dataset {
       : res_(resolution), ch_(channels) {
     const std::string img = dir + "/train-images-idx3-ubyte.gz";
     const std::string lab = dir + "/train-labels-idx1-ubyte.gz";
-    images_ = gunzip(img);
-    labels_ = gunzip(lab);
+    images_ = gunzip_idx(img, 16, [&](const uint8_t* h) -> uint64_t {
+      if (be32(h) != 0x803) fail(img, ": not an IDX3 uint8 file (expected magic 0x00000803)");
+      if (be32(h + 8) != 28 || be32(h + 12) != 28)
+        fail(img, ": expected 28x28 images, the header says ", be32(h + 8), "x", be32(h + 12));
+      if (be32(h + 4) > kMaxIdxItems)
+        fail(img, ": the header declares ", be32(h + 4), " images; expected at most ", kMaxIdxItems);
+      return 16 + uint64_t(be32(h + 4)) * 784;
+    });
     if (images_.size() < 16 || be32(images_.data()) != 0x803)
       fail(img, ": not an IDX3 uint8 file (expected magic 0x00000803)");
+    n_ = be32(images_.data() + 4);
+    labels_ = gunzip_idx(lab, 8, [&](const uint8_t* h) -> uint64_t {
+      if (be32(h) != 0x801) fail(lab, ": not an IDX1 uint8 file (expected magic 0x00000801)");
+      if (be32(h + 4) != n_) fail(lab, ": expected ", n_, " labels, the header says ", be32(h + 4));
+      return 8 + uint64_t(n_);
+    });
     if (labels_.size() < 8 || be32(labels_.data()) != 0x801)
       fail(lab, ": not an IDX1 uint8 file (expected magic 0x00000801)");
-    n_ = be32(images_.data() + 4);
-    if (be32(images_.data() + 8) != 28 || be32(images_.data() + 12) != 28)
-      fail(img, ": expected 28x28 images");
     if (images_.size() != 16 + static_cast<size_t>(n_) * 784)
       fail(img, ": size ", images_.size(), " does not hold ", n_, " images of 28x28");
     if (be32(labels_.data() + 4) != n_ || labels_.size() != 8 + static_cast<size_t>(n_))

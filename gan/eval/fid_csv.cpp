@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan::eval {
 
@@ -89,10 +91,10 @@ std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows) {
 }
 
 void append_fid_row(const std::string& path, const FidRow& r) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) fail(path, ": cannot open for appending: ", std::strerror(errno));
+  std::error_code ec;
   std::string text;
-  if (::lseek(fd, 0, SEEK_END) == 0) text = std::string(kFidCsvHeader) + "\n";
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0)
+    text = std::string(kFidCsvHeader) + "\n";
   auto num = [](double v) -> std::string {
     if (std::isnan(v)) return "";
     char b[64];
@@ -101,12 +103,8 @@ void append_fid_row(const std::string& path, const FidRow& r) {
   };
   text += std::to_string(r.iteration) + "," + num(r.fid) + "," + num(r.is) + "," + num(r.kid) + "," +
           std::to_string(r.n) + "," + num(r.seconds) + "\n";
-  // One write of the whole line: O_APPEND makes it land at the end in one piece.
-  const ssize_t w = ::write(fd, text.data(), text.size());
-  const bool ok = w == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  const int err = errno;
-  ::close(fd);
-  if (!ok) fail(path, ": cannot append a row: ", std::strerror(err));
+  // One write of the whole line (O_APPEND: it lands at the end in one piece), checked.
+  io::append_to_file(path, text);
 }
 
 }  // namespace hamgan::eval

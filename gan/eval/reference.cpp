@@ -7,6 +7,7 @@
 #include "gan/eval/dataset_source.h"
 #include "io/decode.h"
 #include "metrics/image_dir.h"
+#include "metrics/inception.h"
 
 namespace hamgan::eval {
 
@@ -27,6 +28,9 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
   Reference r;
   if (is_npz(real)) {
     r.stats = metrics::load_stats(real);
+    if (r.stats.mu.numel() != metrics::kInceptionFeatures)
+      fail(real, ": statistics of ", r.stats.mu.numel(), "-d features; expected ", metrics::kInceptionFeatures,
+           " (Inception pool3, as pytorch-fid writes them)");
     r.no_kid_why = "KID needs real image features; --real " + real + " holds only statistics (pass a directory or data source)";
     return r;
   }

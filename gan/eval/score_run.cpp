@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -45,7 +46,8 @@ void plot_run(const std::string& run_dir) {
 }
 
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                       const metrics::InceptionExtractor& net, std::ostream& log) {
+                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    std::vector<std::string>* damaged) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
   std::vector<eval::FidRow> added;
   bool said_kid = false;
@@ -53,8 +55,15 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
     if (!ref.pool.defined() && !said_kid) log << "note: " << ref.no_kid_why << "; the kid column stays empty\n";
     said_kid = true;
     log << "scoring " << path << " (" << opt.n << " samples)\n" << std::flush;
-    const CheckpointData c = load_checkpoint(path, opt.sampler.device);
-    const sample::Sampler s(c, opt.sampler, log);
+    std::optional<CheckpointData> c;
+    try {
+      c = load_checkpoint(path, opt.sampler.device);
+    } catch (const Error& e) {  // one damaged checkpoint must not hide the scores of the rest
+      log << "warning: skipping " << path << ": " << e.what() << "\n" << std::flush;
+      if (damaged) damaged->push_back(path);
+      continue;
+    }
+    const sample::Sampler s(*c, opt.sampler, log);
     const Score sc = score_samples(s, opt.n, net, ref, true, opt.quantize);
     eval::FidRow row;
     row.iteration = iteration;
@@ -66,7 +75,7 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
         << sc.kid << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
         << std::defaultfloat << std::flush;
   }
-  if (added.empty()) log << "every checkpoint already has a row in " << csv << "\n";
+  if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);
   return added;
 }

@@ -24,8 +24,11 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
 // The checkpoints of run_checkpoints() whose iteration has no row in DIR/fid.csv yet.
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
+// A checkpoint that does not load is reported on `log`, added to `damaged` and skipped; the
+// others are still scored.
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                       const metrics::InceptionExtractor& net, std::ostream& log);
+                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    std::vector<std::string>* damaged = nullptr);
 // Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).
 void plot_run(const std::string& run_dir);
 

@@ -9,6 +9,11 @@ std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n
   const int64_t c = static_cast<int64_t>(classes.size());
   if (per_class < 0) fail("--per-class ", per_class, ": expected >= 1");
   if (per_class == 0 && n < 1) fail("-n ", n, ": expected >= 1 (or give --per-class K)");
+  if (per_class > kMaxSamples / c)
+    fail("--per-class ", per_class, " x ", c, " classes: expected at most ", kMaxSamples,
+         " images per command (run again with another --seed for more)");
+  if (per_class == 0 && n > kMaxSamples)
+    fail("-n ", n, ": expected at most ", kMaxSamples, " images per command (run again with another --seed for more)");
   std::vector<SampleItem> out;
   for (int64_t j = 0; j < c; ++j) {
     const int64_t count = per_class > 0 ? per_class : n / c + (j < n % c ? 1 : 0);

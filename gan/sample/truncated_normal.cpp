@@ -7,10 +7,17 @@
 
 namespace hamgan::sample {
 
+void check_truncation(double truncation) {
+  if (truncation == 0) return;
+  if (!(truncation >= kMinTruncation))
+    fail("--truncation ", truncation, ": expected 0 (no truncation) or a value >= ", kMinTruncation);
+}
+
 torch::Tensor truncated_normal(int64_t n, double truncation, at::Generator gen) {
   if (n < 0) fail("truncated normal: count ", n, ": expected >= 0");
+  check_truncation(truncation);
   torch::Tensor z = at::normal(0.0, 1.0, {n}, gen);
-  if (truncation <= 0) return z;
+  if (truncation == 0) return z;
   // Redraw only the rejected entries: each pass keeps P(|z| <= T) of them, so this ends fast
   // for any T that is not tiny (T = 0.01 still accepts 0.8% per pass).
   for (torch::Tensor bad = z.abs() > truncation; bad.any().item<bool>(); bad = z.abs() > truncation) {

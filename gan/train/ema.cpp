@@ -1,11 +1,15 @@
 #include "gan/train/ema.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 
 namespace hamgan {
 
-Ema::Ema(torch::nn::Module& source, torch::nn::Module& target, double decay, int64_t start)
-    : decay_(decay), start_(start) {
+Ema::Ema(torch::nn::Module& source, torch::nn::Module& target, double decay, int64_t start,
+         double rampup)
+    : decay_(decay), start_(start), rampup_(rampup) {
   const auto sp = source.named_parameters(), tp = target.named_parameters();
   const auto sb = source.named_buffers(), tb = target.named_buffers();
   if (sp.size() != tp.size() || sb.size() != tb.size())
@@ -29,14 +33,22 @@ Ema::Ema(torch::nn::Module& source, torch::nn::Module& target, double decay, int
   for (size_t i = 0; i < src_buffers_.size(); ++i) dst_buffers_[i].copy_(src_buffers_[i]);
 }
 
+double Ema::decay_at(int64_t iteration) const {
+  if (iteration < start_) return 0.0;
+  if (rampup_ <= 0) return decay_;
+  const double updates = static_cast<double>(iteration - start_ + 1);
+  return std::min(decay_, std::pow(0.5, 1.0 / (rampup_ * updates)));
+}
+
 void Ema::update(int64_t iteration) {
   torch::NoGradGuard no_grad;
-  if (iteration < start_) {
+  const double d = decay_at(iteration);
+  if (d == 0.0) {
     for (size_t i = 0; i < src_params_.size(); ++i) dst_params_[i].copy_(src_params_[i]);
   } else {
     // lerp_(w, 1 - d): w_ema + (1 - d)(w - w_ema) = d w_ema + (1 - d) w.
     for (size_t i = 0; i < src_params_.size(); ++i)
-      dst_params_[i].lerp_(src_params_[i], 1.0 - decay_);
+      dst_params_[i].lerp_(src_params_[i], 1.0 - d);
   }
   for (size_t i = 0; i < src_buffers_.size(); ++i) dst_buffers_[i].copy_(src_buffers_[i]);
 }

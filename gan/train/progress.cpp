@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan {
 
@@ -23,8 +24,8 @@ std::string eta_str(double seconds) {
 Progress::Progress(std::ostream& out, const std::string& metrics_path)
     : out_(out), tty_(&out == &std::cout && ::isatty(STDOUT_FILENO)) {
   if (!metrics_path.empty()) {
-    metrics_.open(metrics_path, std::ios::app);
-    if (!metrics_) fail(metrics_path, ": cannot open the metrics log for writing");
+    io::append_to_file(metrics_path, "", /*sync=*/false);  // fails now if it cannot be written
+    metrics_ = metrics_path;
   }
 }
 
@@ -47,7 +48,7 @@ void Progress::report(const TrainMetrics& m) {
   } else {
     out_ << line << "\n" << std::flush;
   }
-  if (!metrics_.is_open()) return;
+  if (metrics_.empty()) return;
   std::string json;
   const auto add = [&json](const char* key, const char* fmt, double v) {
     char buf[96];
@@ -63,7 +64,7 @@ void Progress::report(const TrainMetrics& m) {
   add("d_lr", "\"%s\": %.9g", m.d_lr);
   add("it_s", "\"%s\": %.4f", m.it_s);
   add("img_s", "\"%s\": %.3f", m.img_s);
-  metrics_ << json << "}\n" << std::flush;
+  io::append_to_file(metrics_, json + "}\n", /*sync=*/false);
 }
 
 void Progress::message(const std::string& text) {

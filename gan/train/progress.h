@@ -21,7 +21,7 @@ class Progress {
 
  private:
   std::ostream& out_;
-  std::ofstream metrics_;
+  std::string metrics_;  // appended through io::append_to_file: a failed write is an error
   bool tty_, open_line_ = false;
 };
 

@@ -16,11 +16,14 @@
 #include "core/splitmix.h"
 #include "gan/models/init.h"
 #include "gan/models/memory_format.h"
+#include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
 #include "gan/train/signals.h"
 #include "gan/train/train_hooks.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
 #include "io/png.h"
 
 namespace hamgan {
@@ -61,7 +64,8 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
     if (cfg.train.channels_last) to_channels_last(*g_ema_);
     g_ema_->eval();
     set_requires_grad(*g_ema_, false);
-    ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start);
+    ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start,
+                                 cfg.train.ema_rampup);
   }
   stats_ = torch::zeros({kNumStats}, torch::TensorOptions(device_).dtype(torch::kFloat));
 }
@@ -143,8 +147,15 @@ void Trainer::step(BatchSource& real) {
   stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake});
 }
 
+void Trainer::ensure_standing_stats() {
+  if (!ema_ || cfg_.train.ema_standing_batches == 0 || standing_at_ == iteration_) return;
+  accumulate_standing_stats(*g_ema_, standing_stats_options(cfg_));
+  standing_at_ = iteration_;
+}
+
 torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
   torch::NoGradGuard no_grad;
+  ensure_standing_stats();
   if (ema_) return g_ema_->forward(z.to(device_), y.to(device_));
   g_->eval();
   torch::Tensor x = g_->forward(z.to(device_), y.to(device_));
@@ -162,7 +173,9 @@ CheckpointWrite Trainer::checkpoint(const LoaderState& loader) {
   c.config_yaml = to_yaml(cfg_.resolved);
   c.g = g_.get();
   c.d = d_.get();
+  ensure_standing_stats();
   c.g_ema = ema_ ? g_ema_.get() : nullptr;
+  c.ema_standing = cfg_.train.ema_standing_batches;
   c.opt_g = opt_g_.get();
   c.opt_d = opt_d_.get();
   c.loader = loader;
@@ -212,6 +225,7 @@ void Trainer::restore(const CheckpointData& c) {
     g.set_state(*cuda);
   }
   iteration_ = c.iteration;
+  standing_at_ = -1;
 }
 
 namespace {
@@ -261,6 +275,11 @@ class Run {
     if (opt.out_dir.empty()) fail("train: an output directory is needed");
     fs::create_directories(ckpt_dir_);
     fs::create_directories(sample_dir_);
+    // One writer per run directory; the lock lives as long as this Run.
+    if (lead_) {
+      lock_.emplace(dir_.string());
+      remove_temporaries(ckpt_dir_.string());
+    }
     device_ = resolve_device(cfg.train.device);
     if (device_.is_cuda() && opt.dp)  // one GPU per local worker
       device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(
@@ -280,7 +299,7 @@ class Run {
       last_ckpt_ = c->iteration;
       out_ << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
     } else if (lead_) {
-      std::ofstream(dir_ / "config.yaml") << to_yaml(cfg_.resolved) << "\n";
+      io::write_file_atomically((dir_ / "config.yaml").string(), to_yaml(cfg_.resolved) + "\n");
     }
     const auto& tc = cfg_.train;
     out_ << "training on " << device_.str() << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
@@ -332,7 +351,11 @@ class Run {
         if (!std::isfinite(a[i][j])) {
           progress_->finish();
           fail("training diverged: ", kStatNames[j].words, " is ", a[i][j], " at iteration ", first + i,
-               "; stopped without checkpointing it (the last good checkpoint is kept in ", ckpt_dir_.string(), ")");
+               "; stopped without checkpointing it (",
+               last_ckpt_ >= 0 ? "the last good checkpoint, " +
+                                     checkpoint_path(ckpt_dir_.string(), last_ckpt_) + ", is kept"
+                               : std::string("no checkpoint was written"),
+               ")");
         }
     if (hooks_.history)
       for (int64_t i = 0; i < n; ++i) {
@@ -402,6 +425,7 @@ class Run {
   std::ostream& out_;
   const fs::path dir_{opt_.out_dir}, ckpt_dir_{dir_ / "checkpoints"}, sample_dir_{dir_ / "samples"};
   torch::Device device_{torch::kCPU};
+  std::optional<io::DirLock> lock_;
   std::optional<StopOnSignal> signals_;
   std::optional<Progress> progress_;
   torch::Tensor grid_z_, grid_y_;

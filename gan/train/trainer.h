@@ -38,7 +38,8 @@ class Trainer {
   // What save() writes (models, optimizers, RNG states: "sample", "cpu_default", and
   // "cuda_default" when training on CUDA).
   CheckpointWrite checkpoint(const LoaderState& loader);
-  // Images from the EMA G when enabled, else G; eval mode, no grad, nothing changes state.
+  // Images from the EMA G when enabled (with its standing statistics), else G; eval mode,
+  // no grad, nothing else changes state.
   torch::Tensor sample(const torch::Tensor& z, const torch::Tensor& y);
 
   int64_t iteration() const { return iteration_; }
@@ -59,6 +60,8 @@ class Trainer {
   virtual std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
 
  private:
+  // Standing statistics for the EMA G's current weights (once per iteration).
+  void ensure_standing_stats();
 
   Config cfg_;
   torch::Device device_;
@@ -71,6 +74,7 @@ class Trainer {
   std::unique_ptr<Ema> ema_;
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
+  int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
 };
 

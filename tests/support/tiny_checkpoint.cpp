@@ -14,7 +14,7 @@ std::string tiny_checkpoint_yaml(const std::string& eval) {
       "model: {resolution: 32, n_classes: 3, image_channels: 1}\n"
       "generator: {ch: 4, z_dim: 8}\n"
       "discriminator: {ch: 4}\n"
-      "train: {batch_size: 4, device: cpu}\n";
+      "train: {batch_size: 4, device: cpu, ema_standing_batches: 0}\n";
   if (!eval.empty()) y += "eval: {" + eval + "}\n";
   return y;
 }

@@ -1,6 +1,8 @@
 // Checkpoints for the sampling and FID tests: a tiny 32x32 generator (3 classes, 1 channel)
 // saved with save_checkpoint, its G and EMA G initialised from different seeds so a test
-// can tell which one was used.
+// can tell which one was used. Standing statistics are off (train.ema_standing_batches: 0):
+// these checkpoints test sampling and scoring; standing statistics have their own tests
+// (test_train).
 #pragma once
 #include <cstdint>
 #include <string>
