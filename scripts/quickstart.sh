@@ -2,7 +2,6 @@
 # The main job: set up, build, then train a 32x32 class-conditional GAN on the embedded
 # Fashion-MNIST for a bounded time (default 10 minutes; configs/fmnist32_quickstart.yaml is
 # sized for a 2-core machine).
-
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 #   MINUTES (default 10), OUT (default runs/quickstart), BUILD_DIR (default build).
 # Running it again resumes from the newest checkpoint in OUT for another MINUTES.
