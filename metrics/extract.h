@@ -1,22 +1,23 @@
 // Feature extraction over any image source: a callback yields prepared batches (see
-// InceptionExtractor::prepare) until it returns an undefined tensor. Generators' samples,
-// image folders and (later) checkpoints all plug in here.
+// FeatureNet::prepare) until it returns an undefined tensor. Generators' samples,
+// image folders and data sources all plug in here.
 #pragma once
 #include <torch/torch.h>
 
 #include <functional>
 
-#include "metrics/inception.h"
+#include "metrics/feature_net.h"
 
 namespace hamgan::metrics {
 
 using BatchSource = std::function<torch::Tensor()>;
 
 struct Features {
-  torch::Tensor pool;             // [N, 2048] float32, CPU
-  torch::Tensor logits_unbiased;  // [N, 1008] when requested
+  torch::Tensor pool;    // [N, dim] float32, CPU
+  torch::Tensor logits;  // [N, 1008] Inception (fc without bias) or [N, classes] classifier, when requested
+  torch::Tensor labels;  // [N] int64 classes when the source knows them (data sources, class folders)
 };
 
-Features extract_features(const InceptionExtractor& net, const BatchSource& next, bool want_logits);
+Features extract_features(const FeatureNet& net, const BatchSource& next, bool want_logits);
 
 }  // namespace hamgan::metrics

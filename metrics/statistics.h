@@ -12,6 +12,7 @@ struct GaussianStats {
   torch::Tensor mu;     // [d] float64
   torch::Tensor sigma;  // [d, d] float64
   int64_t n = 0;
+  std::string net;  // the feature network's identity (FeatureNet::identity; "" = Inception)
 };
 
 class StatsAccumulator {
@@ -27,8 +28,12 @@ class StatsAccumulator {
 
 GaussianStats compute_stats(const torch::Tensor& features);  // [N, d]
 
-// pytorch-fid's .npz format: keys `mu` and `sigma`.
+// pytorch-fid's .npz format: keys `mu` and `sigma`, plus `feature_net` (the identity's
+// character codes as float64) for statistics of a network other than Inception.
 GaussianStats load_stats(const std::string& path);
 void save_stats(const std::string& path, const GaussianStats& s);
+// Statistics of `s` (from `what`) can be compared with features of network `net`: else an
+// error naming both networks.
+void check_same_net(const GaussianStats& s, const std::string& net, const std::string& what);
 
 }  // namespace hamgan::metrics

@@ -6,6 +6,8 @@
 
 namespace hamgan::cli {
 
+int classifier(int argc, char** argv);  // hamgan classifier train (gan/cli/classifier.cpp)
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},
@@ -14,6 +16,7 @@ const std::vector<Command>& commands() {
       {"bench", "benchmarks: bench train | bench context", bench},
       {"sample", "PNG samples of a checkpoint (ImageFolder layout), class grid, interpolations", sample_cmd},
       {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
+      {"classifier", "classifier train: a domain classifier for `fid --features` (FID + class accuracy)", classifier},
   };
   return all;
 }

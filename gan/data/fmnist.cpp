@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "gan/data/image.h"
 #include "gan/data/sources.h"
+#include "gan/data/test_split.h"
 
 namespace hamgan {
 
@@ -37,10 +38,11 @@ uint32_t be32(const uint8_t* p) {
 
 class Fmnist : public Dataset {
  public:
-  Fmnist(const std::string& dir, int64_t resolution, int64_t channels)
+  Fmnist(const std::string& dir, int64_t resolution, int64_t channels, bool test)
       : res_(resolution), ch_(channels) {
-    const std::string img = dir + "/train-images-idx3-ubyte.gz";
-    const std::string lab = dir + "/train-labels-idx1-ubyte.gz";
+    const std::string prefix = test ? "/t10k" : "/train";
+    const std::string img = dir + prefix + "-images-idx3-ubyte.gz";
+    const std::string lab = dir + prefix + "-labels-idx1-ubyte.gz";
     images_ = gunzip(img);
     labels_ = gunzip(lab);
     if (images_.size() < 16 || be32(images_.data()) != 0x803)
@@ -90,9 +92,14 @@ class Fmnist : public Dataset {
 
 std::shared_ptr<Dataset> open_fmnist(const std::string& dir, int64_t resolution,
                                      int64_t channels) {
+  return open_fmnist_split(dir, resolution, channels, false);
+}
+
+std::shared_ptr<Dataset> open_fmnist_split(const std::string& dir, int64_t resolution,
+                                           int64_t channels, bool test) {
   if (!std::filesystem::is_directory(dir))
     fail("data.path '", dir, "': no such directory (expected Fashion-MNIST IDX .gz files)");
-  return std::make_shared<Fmnist>(dir, resolution, channels);
+  return std::make_shared<Fmnist>(dir, resolution, channels, test);
 }
 
 }  // namespace hamgan

@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "gan/models/memory_format.h"
 #include "gan/models/init.h"
+#include "gan/train/labeled_grid.h"
+#include "gan/train/metrics_plot.h"
 #include "gan/train/png.h"
 #include "gan/train/distributed.h"
 #include "gan/train/progress.h"
@@ -333,6 +335,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     if (cfg.train.time_limit_minutes > 0)
       r.time_left_s = std::max(0.0, cfg.train.time_limit_minutes * 60 - r.wall_s);
     progress.report(r);
+    if (lead) redraw_metrics_plot(dir.string(), [&](const std::string& m) { progress.message(m); });
     last_report = now;
     last_report_it = t.iteration();
   };
@@ -341,7 +344,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     const torch::Tensor x = t.sample(grid_z, grid_y);
     char name[64];
     std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
-    write_png((sample_dir / name).string(), image_grid(x, 8));
+    write_png((sample_dir / name).string(), labeled_grid(x, grid_y, 8));
   };
   const auto checkpoint = [&]() {
     last_ckpt = t.iteration();
