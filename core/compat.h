@@ -1,8 +1,14 @@
 // The one place where LibTorch version differences live (Debian's 1.13 and pip's 2.x).
 #pragma once
 #include <ATen/autocast_mode.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #define HAMGAN_TORCH_AT_LEAST(major, minor)                                   \
   (TORCH_VERSION_MAJOR > (major) ||                                           \
@@ -26,43 +32,154 @@ inline bool is_reduced_float(const torch::Tensor& t) {
   return t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16;
 }
 
-// CUDA autocast to `dtype` for a scope (training forward passes under AMP); restores the
-// previous state and clears the cast cache on exit, like torch.autocast's __exit__.
-// The setters were renamed in LibTorch 2.4 (set_enabled -> set_autocast_enabled(device)).
-class CudaAutocast {
+// Autocast to `dtype` on `device` (CPU or CUDA) for a scope (training forward passes under
+// AMP); restores the previous state and clears the cast cache on exit, like torch.autocast's
+// __exit__. LibTorch 2.4 renamed the setters (set_cpu_enabled / set_enabled ->
+// set_autocast_enabled(device), set_autocast_cpu_dtype -> set_autocast_dtype(device)).
+class Autocast {
  public:
-  CudaAutocast(bool enabled, at::ScalarType dtype = at::kBFloat16) : enabled_(enabled) {
+  Autocast(bool enabled, at::DeviceType device, at::ScalarType dtype = at::kBFloat16)
+      : enabled_(enabled), cpu_(device == at::kCPU) {
     if (!enabled_) return;
-#if HAMGAN_TORCH_AT_LEAST(2, 4)
-    prev_enabled_ = at::autocast::is_autocast_enabled(at::kCUDA);
-    prev_dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-#else
-    prev_enabled_ = at::autocast::is_enabled();
-    prev_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_enabled(true);
-    at::autocast::set_autocast_gpu_dtype(dtype);
-#endif
+    prev_enabled_ = is_enabled();
+    prev_dtype_ = get_dtype();
+    set(true, dtype);
     at::autocast::increment_nesting();
   }
-  ~CudaAutocast() {
+  ~Autocast() {
     if (!enabled_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-#if HAMGAN_TORCH_AT_LEAST(2, 4)
-    at::autocast::set_autocast_enabled(at::kCUDA, prev_enabled_);
-    at::autocast::set_autocast_dtype(at::kCUDA, prev_dtype_);
-#else
-    at::autocast::set_enabled(prev_enabled_);
-    at::autocast::set_autocast_gpu_dtype(prev_dtype_);
-#endif
+    set(prev_enabled_, prev_dtype_);
   }
-  CudaAutocast(const CudaAutocast&) = delete;
-  CudaAutocast& operator=(const CudaAutocast&) = delete;
+  Autocast(const Autocast&) = delete;
+  Autocast& operator=(const Autocast&) = delete;
 
  private:
-  bool enabled_, prev_enabled_ = false;
+  bool is_enabled() const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    return at::autocast::is_autocast_enabled(cpu_ ? at::kCPU : at::kCUDA);
+#else
+    return cpu_ ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+  }
+  at::ScalarType get_dtype() const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    return at::autocast::get_autocast_dtype(cpu_ ? at::kCPU : at::kCUDA);
+#else
+    return cpu_ ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
+#endif
+  }
+  void set(bool on, at::ScalarType dtype) const {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+    at::autocast::set_autocast_enabled(cpu_ ? at::kCPU : at::kCUDA, on);
+    at::autocast::set_autocast_dtype(cpu_ ? at::kCPU : at::kCUDA, dtype);
+#else
+    if (cpu_) {
+      at::autocast::set_cpu_enabled(on);
+      at::autocast::set_autocast_cpu_dtype(dtype);
+    } else {
+      at::autocast::set_enabled(on);
+      at::autocast::set_autocast_gpu_dtype(dtype);
+    }
+#endif
+  }
+
+  bool enabled_, cpu_, prev_enabled_ = false;
   at::ScalarType prev_dtype_ = at::kBFloat16;
 };
+
+// Whether this LibTorch was built with CUDA (libc10_cuda registered its device guard),
+// whether or not a GPU is present: the CPU-only Debian 1.13 says no, the pip wheel yes.
+inline bool cuda_compiled() { return c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA); }
+
+// Built against a CUDA LibTorch (CMake defines HAMGAN_CUDA for core/compat.cpp alone, so the
+// CUDA headers are needed nowhere else).
+bool cuda_build();
+// Peak bytes of tensors the CUDA caching allocator held on `device` since the last reset
+// (torch.cuda.max_memory_allocated); -1 in a build without CUDA.
+int64_t cuda_peak_allocated(c10::DeviceIndex device);
+void cuda_reset_peak(c10::DeviceIndex device);
+
+// Adam's state of parameter `p`, or null before its first step. The optimizer's state map is
+// keyed by the parameter's TensorImpl pointer in 2.x and by that pointer printed to a string
+// (c10::guts::to_string) in 1.13.
+template <class StateMap>
+auto find_param_state(StateMap& state, const torch::Tensor& p) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream key;
+    key << p.unsafeGetTensorImpl();
+    return state.find(key.str());
+  } else {
+    return state.find(p.unsafeGetTensorImpl());
+  }
+}
+inline torch::optim::AdamParamState* adam_state(torch::optim::Optimizer& opt, const torch::Tensor& p) {
+  const auto it = find_param_state(opt.state(), p);
+  return it == opt.state().end() ? nullptr : static_cast<torch::optim::AdamParamState*>(it->second.get());
+}
+
+// Whether fused_adam_step can run: ATen's multi-tensor _fused_adam_ kernel (CUDA and CPU
+// since LibTorch 2.4; the C++ torch::optim::Adam itself never uses it).
+inline constexpr bool kHasFusedAdam = HAMGAN_TORCH_AT_LEAST(2, 4);
+
+// torch::optim::Adam::step for every parameter of `opt` in one fused kernel per group instead
+// of ~6 kernels per parameter, on Adam's own state (exp_avg, exp_avg_sq, step), so checkpoints
+// and opt.step() stay interchangeable. Only for groups whose parameters live on the CUDA
+// device (or any device with `cpu_too`, for tests) and without amsgrad; returns false and
+// does nothing otherwise (and always without kHasFusedAdam): the caller then calls opt.step().
+inline bool fused_adam_step(torch::optim::Adam& opt, bool cpu_too = false) {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+  for (auto& group : opt.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
+    if (o.amsgrad()) return false;
+    for (const auto& p : group.params())
+      if (!p.is_cuda() && !cpu_too) return false;
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& group : opt.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    // The kernel reads each parameter's (already incremented) step from a tensor; one scalar
+    // on the device per distinct count (normally one: all parameters step together).
+    std::map<int64_t, torch::Tensor> step_tensors;
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = opt.state()[p.unsafeGetTensorImpl()];
+      if (!slot) {  // lazily, as Adam::step does
+        auto st = std::make_unique<torch::optim::AdamParamState>();
+        st->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        st->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(st);
+      }
+      auto& st = static_cast<torch::optim::AdamParamState&>(*slot);
+      st.step(st.step() + 1);
+      auto& t = step_tensors[st.step()];
+      if (!t.defined())
+        t = torch::full({}, static_cast<double>(st.step()), torch::TensorOptions(p.device()).dtype(torch::kFloat));
+      steps.push_back(t);
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(st.exp_avg());
+      exp_avg_sqs.push_back(st.exp_avg_sq());
+    }
+    if (params.empty()) continue;
+    at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, o.lr(),
+                     std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(),
+                     /*amsgrad=*/false, /*maximize=*/false);
+  }
+  return true;
+#else
+  (void)opt, (void)cpu_too;
+  return false;
+#endif
+}
+
+// "LibTorch 2.15.0 (2.x), CUDA compiled" or "LibTorch 1.13.0 (1.x), CPU only".
+inline std::string libtorch_description() {
+  return "LibTorch " + std::to_string(TORCH_VERSION_MAJOR) + "." +
+         std::to_string(TORCH_VERSION_MINOR) + "." + std::to_string(TORCH_VERSION_PATCH) + " (" +
+         std::to_string(TORCH_VERSION_MAJOR) + ".x), " +
+         (cuda_compiled() ? "CUDA compiled" : "CPU only");
+}
 
 }  // namespace hamgan::compat

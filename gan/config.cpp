@@ -91,7 +91,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema = t.boolean("ema", true);
   cfg.train.ema_decay = t.real("ema_decay", 0.9999, 0.0, 1.0);
   cfg.train.ema_start = t.integer("ema_start", 1000, 0);
-  cfg.train.amp = t.boolean("amp", true);
+  cfg.train.amp = t.choice("amp", "auto", {"auto", "true", "false"});
   cfg.train.channels_last = t.boolean("channels_last", false);
   cfg.train.device = t.choice("device", "auto", {"cpu", "cuda", "auto"});
   cfg.train.log_every = t.integer("log_every", 50, 1);

@@ -44,7 +44,7 @@ struct TrainConfig {
   bool ema = true;                 // exponential moving average of G (BigGAN)
   double ema_decay = 0.9999;
   int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
-  bool amp = true;                 // bf16 autocast, on CUDA only (CPU stays fp32)
+  std::string amp = "auto";        // bf16 autocast: auto | true | false (gan/train/amp.h)
   bool channels_last = false;      // NHWC weights and images (see gan/models/memory_format.h)
   std::string device = "auto";     // cpu | cuda | auto
   int64_t log_every = 50;

@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/compat.h"
 #include "layers/all_reduce_sum.h"
 
 namespace hamgan {
@@ -13,10 +14,12 @@ namespace hamgan {
 torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
                               BatchReducer& reducer);
 
-// bn->forward(x) without a reducer, sync_batch_norm with one.
+// bn->forward(x) without a reducer, sync_batch_norm with one. A bf16/fp16 x (autocast) is
+// normalised in fp32: batch statistics and running averages keep fp32 precision.
 inline torch::Tensor batch_norm_2d(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
                                    BatchReducer* reducer) {
-  return reducer ? sync_batch_norm(bn, x, *reducer) : bn.forward(x);
+  const torch::Tensor xf = compat::is_reduced_float(x) ? x.to(torch::kFloat) : x;
+  return reducer ? sync_batch_norm(bn, xf, *reducer) : bn.forward(xf);
 }
 
 }  // namespace hamgan

@@ -4,7 +4,7 @@
 
 namespace hamgan::metrics {
 
-Features extract_features(const FeatureNet& net, const BatchSource& next, bool want_logits) {
+Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits) {
   std::vector<torch::Tensor> pools, logits;
   for (torch::Tensor b = next(); b.defined(); b = next()) {
     const FeatureOutput o = net.features(b, want_logits);

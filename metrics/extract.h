@@ -1,6 +1,6 @@
 // Feature extraction over any image source: a callback yields prepared batches (see
-// FeatureNet::prepare) until it returns an undefined tensor. Generators' samples,
-// image folders and data sources all plug in here.
+// FeatureNet::prepare) until it returns an undefined tensor. Image folders
+// (metrics/image_dir.h), data sources (gan/eval) and checkpoints' samples (gan/sample) plug in here.
 #pragma once
 #include <torch/torch.h>
 
@@ -10,7 +10,8 @@
 
 namespace hamgan::metrics {
 
-using BatchSource = std::function<torch::Tensor()>;
+// Not gan/train's BatchSource (real training batches with labels): feature-network inputs only.
+using PreparedBatches = std::function<torch::Tensor()>;
 
 struct Features {
   torch::Tensor pool;    // [N, dim] float32, CPU
@@ -18,6 +19,6 @@ struct Features {
   torch::Tensor labels;  // [N] int64 classes when the source knows them (data sources, class folders)
 };
 
-Features extract_features(const FeatureNet& net, const BatchSource& next, bool want_logits);
+Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits);
 
 }  // namespace hamgan::metrics

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/state_dict.h"
-#include "metrics/torch_file.h"
+#include "io/torch_file.h"
 
 namespace hamgan::metrics {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "gan/train/png.h"
+#include "io/png.h"
 #include "metrics/bitmap_font.h"
 
 namespace hamgan::metrics {

@@ -1,8 +1,8 @@
 #include "metrics/statistics.h"
 
 #include "core/error.h"
+#include "io/npz.h"
 #include "metrics/feature_net.h"
-#include "metrics/npz.h"
 
 namespace hamgan::metrics {
 

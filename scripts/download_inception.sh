@@ -5,7 +5,7 @@
 #   (or export HAMGAN_INCEPTION=that path, or eval.inception in a config).
 # Where the expected values come from (no internet here, so not downloaded by us):
 # - the torch-hub name carries the first 8 hex digits of the sha256 (6726825d);
-# - the size, 95,628,359 bytes, is what the head in ../shared/fixtures implies: 81,511 bytes of
+# - the size, 95,628,359 bytes, is what the head in tests/fixtures implies: 81,511 bytes of
 #   pickles, then for each of the 566 storages an 8-byte count and its raw bytes;
 # - the full sha256 below is recorded, with that same size and 566 entries, by several
 #   independent public runs that loaded the file through torch hub's hash check.

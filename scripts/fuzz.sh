@@ -22,7 +22,7 @@ torch.save(torch.nn.Conv2d(1, 2, 3).state_dict(), f"{d}/torch_file/module.pt", _
 np.savez(f"{d}/npz/stored.npz", mu=np.zeros(3), sigma=np.eye(3))
 np.savez_compressed(f"{d}/npz/compressed.npz", mu=np.zeros(3), sigma=np.eye(3))
 PY
-head -c 4096 ../shared/fixtures/pt_inception-2015-12-05-6726825d.head-818371.pth \
+head -c 4096 tests/fixtures/pt_inception-2015-12-05-6726825d.head-818371.pth \
   > "$build/corpus/torch_file/pt_inception_head.pth" 2>/dev/null || true
 for t in torch_file npz; do
   echo "== fuzz_$t for ${secs}s"

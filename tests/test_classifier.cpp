@@ -10,15 +10,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/classifier/train_classifier.h"
 #include "gan/cli/commands.h"
+#include "gan/eval/fid_csv.h"
 #include "gan/eval/score_run.h"
-#include "gan/train/checkpoint.h"
-#include "gan/train/png.h"
+#include "io/decode.h"
+#include "io/image.h"
+#include "io/png.h"
 #include "metrics/class_accuracy.h"
 #include "metrics/classifier.h"
-#include "metrics/fid_csv.h"
-#include "metrics/image_dir.h"
 #include "metrics/statistics.h"
 #include "support/cli.h"
 #include "support/errors.h"
@@ -27,10 +28,6 @@
 
 using namespace hamgan;
 namespace fs = std::filesystem;
-
-namespace hamgan::cli {
-int classifier(int argc, char** argv);  // gan/cli/classifier.cpp (registered in commands.cpp)
-}
 
 namespace {
 
@@ -251,8 +248,8 @@ TEST(ClassAccuracy, HandMadeImageFolder) {
   EXPECT_NEAR(number_after(out, "class accuracy "), 25.0 / 30.0, 1e-4) << out;
   EXPECT_NEAR(number_after(out, "FID "), 0.0, 1e-6) << out;
   // Per class: class 0 holds images 0..27 step 3 (10) plus misfiled 8 (class 2 -> 0) and 20 (2 -> 0) ...
-  const auto files = metrics::list_images(dir);
-  const torch::Tensor labels = metrics::folder_labels(dir, files);
+  const auto files = list_images(dir);
+  const torch::Tensor labels = folder_labels(dir, files);
   ASSERT_TRUE(labels.defined());
   const torch::Tensor logits = net.features(net.prepare(u8.to(torch::kFloat).div(255)), true).logits;
   // list_images sorts by path: class directory first, then file index.
@@ -290,15 +287,15 @@ TEST(ClassAccuracy, FolderLabels) {
     write_png(dir + "/" + f, px);
   }
   fs::create_directories(dir + "/bird");  // torchvision counts empty class directories too
-  EXPECT_TRUE(torch::equal(metrics::folder_labels(dir, metrics::list_images(dir)), torch::tensor({1, 2, 2, 3}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(folder_labels(dir, list_images(dir)), torch::tensor({1, 2, 2, 3}, torch::kLong)));
   const std::string num = fresh("numbered");
   for (const char* f : {"003/a.png", "007/b.png"}) {
     fs::create_directories(fs::path(num + "/" + f).parent_path());
     write_png(num + "/" + f, px);
   }
-  EXPECT_TRUE(torch::equal(metrics::folder_labels(num, metrics::list_images(num)), torch::tensor({3, 7}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(folder_labels(num, list_images(num)), torch::tensor({3, 7}, torch::kLong)));
   write_png(num + "/loose.png", px);
-  EXPECT_FALSE(metrics::folder_labels(num, metrics::list_images(num)).defined()) << "a file directly in DIR: flat";
+  EXPECT_FALSE(folder_labels(num, list_images(num)).defined()) << "a file directly in DIR: flat";
 }
 
 TEST(ClassifierFile, RoundTripAndValidation) {
@@ -371,7 +368,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   const std::string real = png_dir("run_real", test::get(c.t, "a.images"), {});
   std::string out = fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf, "--threads", "1"});
   EXPECT_NE(out.find("scored 2 checkpoints"), std::string::npos) << out;
-  const auto rows = metrics::read_fid_csv(run + "/fid.csv");
+  const auto rows = eval::read_fid_csv(run + "/fid.csv");
   ASSERT_EQ(rows.size(), 2u);
   const std::string id = metrics::ClassifierExtractor(clf, torch::kCPU).identity();
   for (const auto& r : rows) {
@@ -380,7 +377,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
     EXPECT_TRUE(std::isnan(r.is)) << "no Inception Score from a domain classifier";
     EXPECT_EQ(r.net, id);
   }
-  EXPECT_EQ(metrics::decode_image(run + "/fid.png").sizes(), (std::vector<int64_t>{3, 800, 640})) << "FID and class accuracy panels";
+  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 800, 640})) << "FID and class accuracy panels";
   // --checkpoint prints the same class accuracy as the run's row.
   out = fid_cli({"--real", real, "--checkpoint", checkpoint_path(run + "/checkpoints", 20), "--n", "6", "--features", clf, "--threads", "1"});
   EXPECT_NEAR(number_after(out, "class accuracy "), rows[1].class_acc, 1e-4) << out;
@@ -398,7 +395,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   metrics::save_classifier(clf2, other, {});
   const std::string e = test::error_of([&] { fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf2, "--threads", "1"}); });
   EXPECT_NE(e.find("do not mix"), std::string::npos) << e;
-  EXPECT_EQ(metrics::read_fid_csv(run + "/fid.csv").size(), 2u);
+  EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
 }
 
 // fid.csv: the class_acc and features columns round-trip; first-format files still read and are
@@ -407,14 +404,14 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
   const std::string p = dir + "/fid.csv";
-  metrics::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5};
+  eval::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5};
   r.class_acc = 0.8125, r.net = "classifier-128d-00112233aabbccdd";
-  metrics::append_fid_row(p, r);
+  eval::append_fid_row(p, r);
   std::stringstream ss;
   ss << std::ifstream(p).rdbuf();
   EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
                       "100,12.5,,0.25,10,1.5,0.8125,classifier-128d-00112233aabbccdd\n");
-  auto rows = metrics::read_fid_csv(p);
+  auto rows = eval::read_fid_csv(p);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(rows[0].class_acc, 0.8125);
   EXPECT_EQ(rows[0].net, r.net);
@@ -422,17 +419,17 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
 
   const std::string old = dir + "/old.csv";
   std::ofstream(old) << "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n";
-  rows = metrics::read_fid_csv(old);
+  rows = eval::read_fid_csv(old);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(std::isnan(rows[0].class_acc));
   EXPECT_TRUE(rows[0].net.empty()) << "first-format rows are Inception's";
-  metrics::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0});
+  eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0});
   std::stringstream s2;
   s2 << std::ifstream(old).rdbuf();
   EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
                       "100,12.5,2.25,,10,1.5,,inception\n200,10,2.5,,10,1,,inception\n");
   std::ofstream(dir + "/noname.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n1,2,,,3,4,0.5,\n";
-  const std::string e = test::error_of([&] { metrics::read_fid_csv(dir + "/noname.csv"); });
+  const std::string e = test::error_of([&] { eval::read_fid_csv(dir + "/noname.csv"); });
   EXPECT_NE(e.find("noname.csv:2: column 'features'"), std::string::npos) << e;
 }
 

@@ -2,6 +2,8 @@
 // what was expected; overrides go through the same checks; shipped configs load.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/error.h"
 #include "gan/config.h"
 #include "support/oracle.h"
@@ -46,6 +48,11 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"generator: {context: {type: self_attention, qk_divisor: 0}}", {}, {"'generator.context.qk_divisor'", "[1, 1024]"}},
       {"generator: {context: {type: self_attention, heads: 4}}", {}, {"'generator.context.heads'", "unknown key"}},
       {"discriminator: {context: {type: self_attention, resolution: 128}}", {}, {"'discriminator.context.resolution'", "64, 32, 16, 8, 4"}},
+      {"generator: {context: {type: self_attention, projections: paper}}", {}, {"'generator.context.projections'", "sagan", "'paper'"}},
+      {"generator: {context: {type: kao_kv, projections: kao}}", {}, {"'generator.context.projections'", "sagan, paper", "'kao'"}},
+      // STT's retired `paper: bool` key: the file, the full key and the replacement.
+      {"discriminator: {context: {type: stt_dense, resolution: 16, paper: true}}", {}, {"bad.yaml", "'discriminator.context.paper'", "use projections: paper|sagan"}},
+      {"", {"generator.context.type=stt_mixture", "generator.context.paper=false"}, {"command-line override", "'generator.context.paper'", "use projections: paper|sagan"}},
       {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
       {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
       {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},
@@ -80,6 +87,21 @@ TEST(Config, ShippedConfigsLoad) {
     const Config c = load_config(test::source_path(f));
     EXPECT_EQ(c.generator.context.type, "self_attention") << f;
   }
+}
+
+// Every shipped config parses (keys, ranges, context options such as `projections`).
+TEST(Config, EveryShippedConfigLoads) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("configs"))) {
+    if (e.path().extension() != ".yaml") continue;
+    ++n;
+    try {
+      load_config(e.path().string());
+    } catch (const Error& err) {
+      ADD_FAILURE() << err.what();
+    }
+  }
+  EXPECT_GT(n, 0);
 }
 
 TEST(Config, MissingFileIsNamed) {

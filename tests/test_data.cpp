@@ -8,12 +8,13 @@
 #include <fstream>
 #include <set>
 
-#include "support/errors.h"
 #include "core/error.h"
 #include "gan/data/dataset.h"
-#include "gan/data/decode.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
+#include "io/decode.h"
+#include "io/image.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 
 namespace fs = std::filesystem;
@@ -154,6 +155,25 @@ TEST(Folder, StbJpegDecoderIsClose) {
     EXPECT_LE(diff.mean().item<float>(), 2.f) << "file " << i;
   }
   set_jpeg_decoder(JpegDecoder::libjpeg);
+}
+
+// Training data and fid read image directories through one list_images / decode_image: .bmp
+// counts for both (it once trained but fid rejected it), extensions in any case, sorted paths.
+TEST(ImageFiles, OneListingForDataAndFid) {
+  const std::string root = oracle_path("tree");
+  std::vector<std::string> names;
+  for (const auto& f : list_images(root)) names.push_back(std::filesystem::relative(f, root).generic_string());
+  EXPECT_EQ(names, (std::vector<std::string>{"a_cats/01.png", "a_cats/02.bmp", "a_cats/03.jpg", "b_dogs/01.png",
+                                             "b_dogs/02.jpg", "b_dogs/03.JPEG", "c_birds/01.bmp", "c_birds/02.jpg",
+                                             "c_birds/03.png", "c_birds/04.png"}));
+  const Image bmp = decode_image(root + "/c_birds/01.bmp");
+  EXPECT_EQ(bmp.width, 16);
+  EXPECT_EQ(bmp.height, 16);
+  EXPECT_EQ(bmp.channels, 3);
+  EXPECT_EQ(to_tensor(bmp).sizes(), (std::vector<int64_t>{3, 16, 16}));
+  EXPECT_NE(error_of([&] { decode_image(root + "/c_birds/03.png"); }).find("c_birds/03.png"), std::string::npos);
+  EXPECT_NE(error_of([&] { list_images(root, 11); }).find("only 10 images"), std::string::npos);
+  EXPECT_NE(error_of([&] { list_images(root + "/nope"); }).find("not a directory"), std::string::npos);
 }
 
 TEST(Folder, ErrorsAtStart) {

@@ -11,10 +11,11 @@
 #include "gan/cli/commands.h"
 #include "gan/sample/inception_source.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/png.h"
+#include "io/decode.h"
+#include "io/png.h"
 #include "metrics/frechet.h"
-#include "metrics/statistics.h"
 #include "metrics/image_dir.h"
+#include "metrics/statistics.h"
 #include "support/cli.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
@@ -81,7 +82,7 @@ TEST(FidCheckpoint, EqualsFidOfWrittenPngs) {
   const auto items = sample::make_plan({0, 1, 2}, 3, 0);
   const auto fa_feat = metrics::extract_features(net, sample::sample_batches(smp, items, net, true), false).pool;
   const auto fb_feat =
-      metrics::extract_features(net, metrics::image_batches(metrics::list_images(png), net, 50, 1), false).pool;
+      metrics::extract_features(net, metrics::image_batches(list_images(png), net, 50, 1), false).pool;
   EXPECT_TRUE(test::close(fa_feat, fb_feat, 1e-4, 1e-5));
   const auto rs = metrics::load_stats(ref), ps = metrics::compute_stats(fb_feat);
   const double fa = value_after(a, "FID"), fb = metrics::frechet_distance(rs.mu, rs.sigma, ps.mu, ps.sigma);

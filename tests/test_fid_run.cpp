@@ -11,14 +11,16 @@
 #include <sstream>
 
 #include "gan/cli/commands.h"
+#include "gan/eval/fid_csv.h"
 #include "gan/eval/score_run.h"
-#include "gan/train/png.h"
+#include "io/decode.h"
+#include "io/image.h"
+#include "io/png.h"
 #include "metrics/bitmap_font.h"
-#include "metrics/fid_csv.h"
 #include "metrics/image_dir.h"
 #include "metrics/line_plot.h"
-#include "support/errors.h"
 #include "support/cli.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
@@ -80,30 +82,30 @@ TEST(FidCsv, AppendReadSkipAndErrors) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
   const std::string p = dir + "/fid.csv";
-  EXPECT_TRUE(metrics::read_fid_csv(p).empty());
-  metrics::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5});
-  metrics::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75});
+  EXPECT_TRUE(eval::read_fid_csv(p).empty());
+  eval::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5});
+  eval::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75});
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,2.25,,10,1.5,,inception\n"
                       "200,10.25,2.5,0.125,10,1.75,,inception\n");
-  const auto rows = metrics::read_fid_csv(p);
+  const auto rows = eval::read_fid_csv(p);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].iteration, 200);
   EXPECT_DOUBLE_EQ(rows[1].fid, 10.25);
   EXPECT_TRUE(std::isnan(rows[0].kid));
-  EXPECT_EQ(metrics::scored_iterations(rows), (std::set<int64_t>{100, 200}));
+  EXPECT_EQ(eval::scored_iterations(rows), (std::set<int64_t>{100, 200}));
   std::ofstream(p, std::ios::app) << "300,abc,1,1,10,1,,inception\n";
-  const std::string e = test::error_of([&] { metrics::read_fid_csv(p); });
+  const std::string e = test::error_of([&] { eval::read_fid_csv(p); });
   EXPECT_NE(e.find(p + ":4"), std::string::npos) << e;
   EXPECT_NE(e.find("'fid'"), std::string::npos) << e;
   std::ofstream(dir + "/short.csv") << "iteration,fid,is,kid,n,seconds\n1,2,3\n";
-  const std::string e2 = test::error_of([&] { metrics::read_fid_csv(dir + "/short.csv"); });
+  const std::string e2 = test::error_of([&] { eval::read_fid_csv(dir + "/short.csv"); });
   EXPECT_NE(e2.find("short.csv:2"), std::string::npos) << e2;
   EXPECT_NE(e2.find("expected 6"), std::string::npos) << e2;
   std::ofstream(dir + "/head.csv") << "it,fid\n";
-  EXPECT_NE(test::error_of([&] { metrics::read_fid_csv(dir + "/head.csv"); }).find("head.csv:1: header"),
+  EXPECT_NE(test::error_of([&] { eval::read_fid_csv(dir + "/head.csv"); }).find("head.csv:1: header"),
             std::string::npos);
 }
 
@@ -112,7 +114,7 @@ TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   const std::vector<double> xs = {1000, 2000, 3000, 5000}, ys = {80.5, 60.25, 55, 41};
   metrics::write_line_plot(p, xs, ys);
   ASSERT_FALSE(fs::exists(p + ".tmp"));
-  const torch::Tensor img = metrics::decode_image(p).mul(255).round().to(torch::kUInt8);  // [3, H, W]
+  const torch::Tensor img = to_tensor(decode_image(p)).mul(255).round().to(torch::kUInt8);  // [3, H, W]
   ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 400, 640}));
   metrics::PlotFrame f;
   const torch::Tensor mem = metrics::line_plot(xs, ys, metrics::PlotStyle{}, &f);
@@ -153,7 +155,7 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--n", "2", "--inception", weights(),
                                          "--threads", "2"};
   EXPECT_NE(fid_cli(args).find("scored 2 checkpoints"), std::string::npos);
-  auto rows = metrics::read_fid_csv(run + "/fid.csv");
+  auto rows = eval::read_fid_csv(run + "/fid.csv");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].iteration, 10);
   EXPECT_EQ(rows[1].iteration, 20);
@@ -163,12 +165,12 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
     EXPECT_TRUE(std::isfinite(r.kid)) << "--real is a directory: KID is computed";
     EXPECT_EQ(r.n, 2);
   }
-  EXPECT_EQ(metrics::decode_image(run + "/fid.png").sizes(), (std::vector<int64_t>{3, 400, 640}));
+  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 400, 640}));
   EXPECT_NE(fid_cli(args).find("scored 0 checkpoints"), std::string::npos);
-  EXPECT_EQ(metrics::read_fid_csv(run + "/fid.csv").size(), 2u);
+  EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
   EXPECT_NE(fid_cli(args).find("scored 1 checkpoints"), std::string::npos);
-  rows = metrics::read_fid_csv(run + "/fid.csv");
+  rows = eval::read_fid_csv(run + "/fid.csv");
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].iteration, 30);
 }

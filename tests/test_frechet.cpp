@@ -5,10 +5,10 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "io/npz.h"
+#include "io/torch_file.h"
 #include "metrics/frechet.h"
-#include "metrics/npz.h"
 #include "metrics/statistics.h"
-#include "metrics/torch_file.h"
 #include "support/oracle.h"
 
 using namespace hamgan;

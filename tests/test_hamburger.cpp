@@ -206,6 +206,39 @@ TEST(Hamburger, NmfFactorsStayNonNegativeAndErrorDoesNotIncrease) {
   EXPECT_LT(prev, 0.9 * first);  // and it actually decreases
 }
 
+// NMF::iterate's fused CPU loop (autograd off: one_step's K steps) against the plain loop of
+// step(): the same updates in the same order, only matmul blocking differs (double: 1e-12).
+// With autograd on (bptt) it is the plain loop, differentiable.
+TEST(Hamburger, NmfFusedIterationsEqualTheStepLoop) {
+  torch::manual_seed(9);
+  const NMF nmf(NMFOptions{});
+  struct Shape { int64_t batch, d, n, r; };
+  for (const Shape s : {Shape{5, 16, 40, 4}, Shape{1, 8, 12, 2}, Shape{3, 32, 64, 4}}) {
+    for (const auto dtype : {torch::kDouble, torch::kFloat}) {
+      SCOPED_TRACE(std::to_string(s.batch) + "x" + std::to_string(s.d) + "x" + std::to_string(s.n) +
+                   (dtype == torch::kDouble ? " double" : " float"));
+      const torch::Tensor x = torch::rand({s.batch, s.d, s.n}, dtype);
+      const torch::Tensor b0 = nmf.random_bases(s.batch, s.d, s.r, c10::nullopt, dtype);
+      const torch::Tensor c0 = nmf.init_coef(x, b0);
+      const torch::Tensor b0_copy = b0.clone(), c0_copy = c0.clone();
+      torch::Tensor b_ref = b0, c_ref = c0, b = b0, c = c0;
+      nmf.Decomposition::iterate(x, b_ref, c_ref, 6);
+      {
+        torch::NoGradGuard ng;
+        nmf.iterate(x, b, c, 6);
+      }
+      const double rtol = dtype == torch::kDouble ? 1e-12 : 1e-4, atol = dtype == torch::kDouble ? 1e-14 : 1e-6;
+      EXPECT_TRUE(close(b, b_ref, rtol, atol));
+      EXPECT_TRUE(close(c, c_ref, rtol, atol));
+      EXPECT_TRUE(torch::equal(b0, b0_copy) && torch::equal(c0, c0_copy));  // inputs untouched
+    }
+  }
+  const torch::Tensor x = torch::rand({2, 6, 10}, torch::kDouble).requires_grad_(true);
+  torch::Tensor b = nmf.random_bases(2, 6, 2, c10::nullopt, torch::kDouble), c = nmf.init_coef(x, b);
+  nmf.iterate(x, b, c, 2);
+  EXPECT_TRUE(b.requires_grad() && c.requires_grad());
+}
+
 TEST(Hamburger, StartsAsIdentityAndKeepsShape) {
   for (const char* type : {"ham_nmf", "ham_vq", "ham_cd"}) {
     auto m = make_ham(make_spec(std::string("{type: ") + type + "}", 16, 4, 5, 7));

@@ -4,10 +4,10 @@
 
 #include <fstream>
 
-#include "support/errors.h"
 #include "core/error.h"
+#include "io/torch_file.h"
 #include "metrics/inception.h"
-#include "metrics/torch_file.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 
 using namespace hamgan;

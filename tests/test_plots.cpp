@@ -5,12 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
-#include "gan/train/checkpoint.h"
-#include "gan/train/labeled_grid.h"
 #include "gan/train/metrics_plot.h"
+#include "io/decode.h"
+#include "io/image.h"
 #include "metrics/bitmap_font.h"
-#include "metrics/image_dir.h"
+#include "metrics/labeled_grid.h"
 #include "metrics/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
@@ -85,7 +86,7 @@ TEST(LabeledGrid, SampleGridCommand) {
   test::write_tiny_checkpoint(ck, 5, true, 1, test::tiny_checkpoint_yaml());
   test::run_cli(cli::sample_cmd, "sample", {"--checkpoint", ck, "--grid", dir + "/grid.png", "--cols", "4", "--threads", "1"});
   const LabeledGridLayout l = labeled_grid_layout(32, 2);
-  const torch::Tensor g = metrics::decode_image(dir + "/grid.png");
+  const torch::Tensor g = to_tensor(decode_image(dir + "/grid.png"));
   ASSERT_EQ(g.sizes(), (std::vector<int64_t>{3, 3 * 66 + 2, l.margin + 4 * 66 + 2}));
   for (int64_t row = 0; row < 3; ++row) {  // each row's label column holds its class's glyph
     const torch::Tensor m = glyph_mask(std::to_string(row), l.text_scale);
@@ -134,7 +135,7 @@ TEST(MetricsPlot, FromJsonlWithResumeAndErrors) {
   EXPECT_EQ(its, (std::vector<double>{2, 4, 6, 8, 10}));
   EXPECT_DOUBLE_EQ(recs[2].at("g_loss"), 1.0) << "the resumed run's record replaces the interrupted one";
   plot_metrics(dir);
-  EXPECT_EQ(metrics::decode_image(dir + "/metrics.png").sizes(), (std::vector<int64_t>{3, 800, 640}));
+  EXPECT_EQ(to_tensor(decode_image(dir + "/metrics.png")).sizes(), (std::vector<int64_t>{3, 800, 640}));
   EXPECT_FALSE(fs::exists(dir + "/metrics.png.tmp"));
   std::ofstream(dir + "/metrics.jsonl", std::ios::app) << "{\"iteration\": 12, \"g_loss\": oops}\n";
   const std::string e = test::error_of([&] { plot_metrics(dir); });

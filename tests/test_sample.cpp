@@ -17,9 +17,11 @@
 #include "gan/sample/plan.h"
 #include "gan/sample/sampler.h"
 #include "gan/sample/truncated_normal.h"
+#include "io/decode.h"
+#include "io/image.h"
 #include "metrics/image_dir.h"
-#include "support/errors.h"
 #include "support/cli.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
@@ -152,29 +154,29 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
                      "--out", out, "--grid", out + "_grid.png", "--interpolate", out + "_interp.png", "--steps",
                      "5", "--threads", "1"}),
             0);
-  const auto files = metrics::list_images(out);
+  const auto files = list_images(out);
   ASSERT_EQ(files.size(), 6u);
   EXPECT_EQ(files[0], out + "/000/000000.png");
   EXPECT_EQ(files[3], out + "/002/000000.png");
   EXPECT_EQ(files[5], out + "/002/000002.png");
   EXPECT_FALSE(fs::exists(out + "/001"));
-  EXPECT_EQ(metrics::decode_image(files[0]).sizes(), (std::vector<int64_t>{1, 32, 32}));
+  EXPECT_EQ(to_tensor(decode_image(files[0])).sizes(), (std::vector<int64_t>{1, 32, 32}));
   // The PNG holds exactly the sampler's 8-bit image of (class 2, k = 1).
   const CheckpointData c = load_checkpoint(checkpoint());
   std::ostringstream warn;
   const sample::Sampler s(c, sample::SamplerOptions{}, warn);
   const torch::Tensor want = sample::to_uint8(s.generate(std::vector<sample::SampleItem>{{2, 1}}))[0];
-  const torch::Tensor got = metrics::decode_image(out + "/002/000001.png").mul(255).round().to(torch::kUInt8);
+  const torch::Tensor got = to_tensor(decode_image(out + "/002/000001.png")).mul(255).round().to(torch::kUInt8);
   EXPECT_TRUE(torch::equal(got, want));
   // Grid: 2 rows (classes) x 8 columns (default --cols) of 32 px with 2 px borders.
-  EXPECT_EQ(metrics::decode_image(out + "_grid.png").sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 8 * 34 + 2}));
-  EXPECT_EQ(metrics::decode_image(out + "_interp.png").sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 5 * 34 + 2}));
+  EXPECT_EQ(to_tensor(decode_image(out + "_grid.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 8 * 34 + 2}));
+  EXPECT_EQ(to_tensor(decode_image(out + "_interp.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 5 * 34 + 2}));
   // A second run into the same directory must not lose the first one's outputs.
   const std::string e = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out}); });
   EXPECT_NE(e.find("not empty"), std::string::npos) << e;
   EXPECT_NE(e.find("--overwrite"), std::string::npos) << e;
   ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--n", "3", "--out", out, "--overwrite"}), 0);
-  EXPECT_EQ(metrics::list_images(out).size(), 7u);  // 000..002/000000.png: 000 and 002 rewritten, 001 new
+  EXPECT_EQ(list_images(out).size(), 7u);  // 000..002/000000.png: 000 and 002 rewritten, 001 new
   const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "--n", "1", "--out", out + "x"}); });
   EXPECT_NE(bad.find("class 3 is out of range"), std::string::npos) << bad;
 }

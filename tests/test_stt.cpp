@@ -51,7 +51,7 @@ constexpr int64_t C = 16, H = 6, W = 4;  // the oracle's shape
 
 template <typename O>
 O paper(O o) {
-  o.paper = true;
+  o.projections = Projections::paper;
   return o;
 }
 
@@ -293,10 +293,10 @@ TEST(SttConfig, KeysAreValidated) {
             std::string::npos);
   EXPECT_NE(error_of([] { gan_config("stt_dense_factorized", ", rows: [0, 4]"); }).find("generator.context.rows"),
             std::string::npos);
-  const Config ok = gan_config("stt_mixture", ", learned: false, theta_init: 0.25, paper: true");
+  const Config ok = gan_config("stt_mixture", ", learned: false, theta_init: 0.25, projections: paper");
   const auto& o = dynamic_cast<const SttMixtureOptions&>(*ok.generator.context.options);
   EXPECT_FALSE(o.learned);
-  EXPECT_TRUE(o.paper);
+  EXPECT_EQ(o.projections, Projections::paper);
   EXPECT_DOUBLE_EQ(o.theta_init, 0.25);
 }
 

@@ -1,12 +1,12 @@
 // The legacy/zip torch.save reader against files written by Python, the real pytorch-fid
-// weight file's head (../shared/fixtures), and malformed files.
+// weight file's head (tests/fixtures), and malformed files.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "support/errors.h"
 #include "core/error.h"
-#include "metrics/torch_file.h"
+#include "io/torch_file.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -102,7 +102,7 @@ TEST(TorchFile, RejectsForeignGlobals) {
 }
 
 TEST(TorchFile, PytorchFidHeadListsKeysAndReportsTruncation) {
-  const std::string f = source_path("../shared/fixtures/pt_inception-2015-12-05-6726825d.head-818371.pth");
+  const std::string f = source_path("tests/fixtures/pt_inception-2015-12-05-6726825d.head-818371.pth");
   const std::vector<uint8_t> b = torch_file::read_file(f);
   const torch_file::Index idx = torch_file::read_index(b, f);
   EXPECT_EQ(idx.format, torch_file::Index::Legacy);

@@ -11,14 +11,16 @@
 
 #include "core/error.h"
 #include "core/state_dict.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/data/synthetic.h"
-#include "gan/train/checkpoint.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
 #include "gan/train/metrics_plot.h"
 #include "gan/train/trainer.h"
-#include "metrics/image_dir.h"
+#include "io/decode.h"
+#include "io/image.h"
 #include "support/gradcheck.h"
+#include "support/state_dicts.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -66,17 +68,7 @@ TrainResult run(const Config& cfg, const std::string& dir, TrainOptions opt = {}
   return train(cfg, opt, synthetic(cfg));
 }
 
-bool identical(const TensorMap& a, const TensorMap& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, v] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || !torch::equal(v, it->second)) {
-      ADD_FAILURE() << "differs: " << k;
-      return false;
-    }
-  }
-  return true;
-}
+using test::identical;
 
 struct Loaded {
   TensorMap g, d, g_ema;
@@ -263,8 +255,8 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   EXPECT_EQ(lines, 6);
   // Grids a person can read (3 class rows of 8 cells upscaled to 64 px, a label column of 18 px)
   // and the loss plot, redrawn at every report; the resumed run's log reads as one run.
-  EXPECT_EQ(metrics::decode_image(a + "/samples/samples_000000006.png").sizes(), (std::vector<int64_t>{3, 200, 548}));
-  EXPECT_EQ(metrics::decode_image(a + "/metrics.png").sizes(), (std::vector<int64_t>{3, 800, 640}));
+  EXPECT_EQ(to_tensor(decode_image(a + "/samples/samples_000000006.png")).sizes(), (std::vector<int64_t>{3, 200, 548}));
+  EXPECT_EQ(to_tensor(decode_image(a + "/metrics.png")).sizes(), (std::vector<int64_t>{3, 800, 640}));
   EXPECT_EQ(read_metrics_jsonl(b + "/metrics.jsonl").size(), 6u);
 }
 

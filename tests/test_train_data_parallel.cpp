@@ -26,7 +26,7 @@ Config small_config(int64_t batch, bool sync_bn) {
       "model: {resolution: 32, n_classes: 4, image_channels: 1}\n"
       "generator: {ch: 8, z_dim: 16, context: {type: self_attention, resolution: 16}}\n"
       "discriminator: {ch: 8, context: {type: self_attention, resolution: 16}}\n"
-      "train: {n_dis: 1, seed: 7, device: cpu, batch_size: " + std::to_string(batch) +
+      "train: {n_dis: 1, seed: 7, device: cpu, amp: false, batch_size: " + std::to_string(batch) +
           ", sync_bn: " + (sync_bn ? "true" : "false") + "}\n",
       "data-parallel trainer test");
 }

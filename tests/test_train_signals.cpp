@@ -11,7 +11,7 @@
 #include <regex>
 #include <thread>
 
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "support/process.h"
 
 namespace fs = std::filesystem;

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/compat.h"
 #include "core/error.h"
 #include "gan/cli/commands.h"
 #include "gan/data/synthetic.h"
+#include "gan/train/step_cost.h"
 #include "gan/train/trainer.h"
 
 namespace hamgan::cli {
@@ -50,6 +52,7 @@ int bench_train(int argc, char** argv) {
               t.amp() ? " bf16 autocast" : " fp32", at::get_num_threads());
   for (int64_t i = 0; i < warmup; ++i) t.step(source);
   sync();
+  if (device.is_cuda()) compat::cuda_reset_peak(device.index());
   std::vector<double> ms;
   for (int64_t i = 0; i < iters; ++i) {
     const auto a = std::chrono::steady_clock::now();
@@ -66,6 +69,12 @@ int bench_train(int argc, char** argv) {
               "%.1f images/s\n",
               static_cast<long long>(iters), static_cast<long long>(warmup), med, ms.front(),
               ms.back(), img_s);
+  // Achieved model FLOP/s against the paper count of `hamgan info` (gan/train/step_cost.h).
+  const double flops = training_step_cost(cfg).total() * static_cast<double>(cfg.train.batch_size);
+  std::printf("model FLOPs %.3g per iteration: %.3g TFLOP/s\n", flops, flops / med * 1e-9);
+  if (device.is_cuda())
+    std::printf("peak CUDA memory allocated: %.0f MiB\n",
+                static_cast<double>(compat::cuda_peak_allocated(device.index())) / (1 << 20));
   return 0;
 }
 

@@ -6,8 +6,6 @@
 
 namespace hamgan::cli {
 
-int classifier(int argc, char** argv);  // hamgan classifier train (gan/cli/classifier.cpp)
-
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", "print the resolved config and the G/D layer tables", info},

@@ -13,13 +13,15 @@
 #include <iomanip>
 #include <iostream>
 
+#include "core/device.h"
 #include "core/error.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/checkpoint.h"
+#include "io/decode.h"
 #include "metrics/class_accuracy.h"
 #include "metrics/classifier.h"
 #include "metrics/frechet.h"
@@ -44,7 +46,7 @@ void add_common(cxxopts::Options& o) {
       cxxopts::value<std::string>()->default_value("torch"))(
       "batch", "images per Inception batch", cxxopts::value<int64_t>()->default_value("50"))(
       "workers", "image decoding threads", cxxopts::value<int>()->default_value("4"))(
-      "device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))(
+      "device", "cpu, cuda or auto", cxxopts::value<std::string>()->default_value("cpu"))(
       "channels-last", "channels-last memory format", cxxopts::value<bool>()->default_value("true"))(
       "n", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
            "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
@@ -61,7 +63,7 @@ void add_common(cxxopts::Options& o) {
 // --features, else Inception: --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of
 // `stored`, a checkpoint's config).
 std::unique_ptr<metrics::FeatureNet> make_net(const cxxopts::ParseResult& r, const Config* stored = nullptr) {
-  const torch::Device dev(r["device"].as<std::string>());
+  const torch::Device dev = resolve_device(r["device"].as<std::string>(), "--device");
   if (r.count("features")) {
     if (r.count("inception")) fail("--features and --inception: choose one feature network");
     auto net = std::make_unique<metrics::ClassifierExtractor>(r["features"].as<std::string>(), dev);
@@ -99,11 +101,11 @@ double report_class_accuracy(const metrics::Features& f, const metrics::FeatureN
 
 metrics::Features features_of(const std::string& dir, const metrics::FeatureNet& net,
                               const cxxopts::ParseResult& r, bool want_logits) {
-  const auto files = metrics::list_images(dir, r["n"].as<int64_t>());
+  const auto files = list_images(dir, r["n"].as<int64_t>());
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
       net, metrics::image_batches(files, net, r["batch"].as<int64_t>(), r["workers"].as<int>()), want_logits);
-  f.labels = metrics::folder_labels(dir, files);
+  f.labels = folder_labels(dir, files);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << dir << ": " << files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
             << files.size() / s << " images/s)\n";

@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/compat.h"
 #include "gan/cli/commands.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
+#include "gan/train/step_cost.h"
 
 namespace hamgan::cli {
 
@@ -48,6 +50,7 @@ int info(int argc, char** argv) {
   }
   set_threads(r);
   const Config cfg = config_from(r);
+  std::cout << "# hamgan built with " << compat::libtorch_description() << "\n";
   std::cout << "# resolved config (" << cfg.source << ")\n" << to_yaml(cfg.resolved) << "\n";
 
   torch::NoGradGuard no_grad;
@@ -64,6 +67,17 @@ int info(int argc, char** argv) {
   print_table("discriminator", td, nd);
   std::printf("\nparameters: G %s, D %s, total %s\n", thousands(ng).c_str(),
               thousands(nd).c_str(), thousands(ng + nd).c_str());
+
+  const StepCost c = training_step_cost(cfg);
+  std::printf("\ntraining step, FLOPs per image (matrix products and convolutions, 2 per MAC; "
+              "backward = 2 x forward, D's in the G step 1 x):\n"
+              "  G forward %.2f G, D forward %.2f G; D step %.2f G (x n_dis %lld), G step %.2f G;"
+              " total %.2f GFLOP\n",
+              c.g_forward * 1e-9, c.d_forward * 1e-9, c.d_step() * 1e-9,
+              static_cast<long long>(c.n_dis), c.g_step() * 1e-9, c.total() * 1e-9);
+  // H100 SXM: 989 TFLOP/s dense bf16 tensor-core peak (NVIDIA datasheet, without sparsity).
+  std::printf("  one H100 at 40%% of its 989 TFLOP/s bf16 dense peak: %.0f images/s\n",
+              0.4 * 989e12 / c.total());
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <string>
 
+#include "core/compat.h"
 #include "core/error.h"
 #include "gan/cli/commands.h"
 
@@ -11,7 +12,7 @@ void usage() {
   for (const auto& c : hamgan::cli::commands())
     std::cerr << "  " << c.name << std::string(10 - std::min<size_t>(9, c.name.size()), ' ')
               << c.help << "\n";
-  std::cerr << "\n'hamgan <command> --help' lists a command's options.\n";
+  std::cerr << "\n'hamgan <command> --help' lists a command's options; 'hamgan --version' the LibTorch.\n";
 }
 }  // namespace
 
@@ -21,6 +22,14 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1];
+  if (name == "--version") {
+    std::cout << "hamgan, " << hamgan::compat::libtorch_description() << ", "
+              << (torch::cuda::is_available()
+                      ? std::to_string(torch::cuda::device_count()) + " CUDA device(s) visible"
+                      : std::string("no CUDA device visible"))
+              << "\n";
+    return 0;
+  }
   for (const auto& c : hamgan::cli::commands()) {
     if (c.name != name) continue;
     try {

@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "gan/cli/commands.h"
-#include "gan/data/decode.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
+#include "io/decode.h"
 
 namespace hamgan::cli {
 

@@ -12,8 +12,8 @@
 #include "gan/sample/grid.h"
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
-#include "gan/train/png.h"
 #include "gan/train/trainer.h"
+#include "io/png.h"
 
 namespace hamgan::cli {
 
@@ -32,7 +32,7 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   s.truncation = r["truncation"].as<double>();
   s.ema = r.count("no-ema") == 0;
   s.batch = r["batch"].as<int64_t>();
-  s.device = resolve_device(r["device"].as<std::string>());
+  s.device = resolve_device(r["device"].as<std::string>(), "--device");
   return s;
 }
 
@@ -42,7 +42,7 @@ int sample_cmd(int argc, char** argv) {
   cxxopts::Options o("hamgan sample", "Samples of a checkpoint as PNGs in an ImageFolder layout DIR/<class>/<k>.png");
   add_sample_options(o);
   o.add_options()("batch", "images per generator batch", cxxopts::value<int64_t>()->default_value("50"))(
-      "device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))("n", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
+      "device", "cpu, cuda or auto", cxxopts::value<std::string>()->default_value("cpu"))("n", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
       "classes", "all or a comma list of class indices", cxxopts::value<std::string>()->default_value("all"))(
       "per-class", "images per class (instead of --n)", cxxopts::value<int64_t>()->default_value("0"))(
       "out", "output directory", cxxopts::value<std::string>())(

@@ -114,6 +114,7 @@ int train(int argc, char** argv) {
     lo.workers = workers;
     lo.rank = env.rank;  // each rank reads its own shard of every epoch
     lo.world_size = env.world_size;
+    lo.pin_memory = resolve_device(cfg.train.device).is_cuda();
     return std::make_unique<LoaderSource>(data, lo, start);
   };
   TrainOptions to;

@@ -3,9 +3,9 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "gan/data/image.h"
 #include "gan/data/sources.h"
 #include "gan/data/test_split.h"
+#include "io/image.h"
 
 namespace fs = std::filesystem;
 

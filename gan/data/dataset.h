@@ -43,6 +43,9 @@ struct LoaderOptions {
   int64_t prefetch = 4;   // bounded queue of ready batches
   bool flip = true;       // random horizontal flip
   int64_t rank = 0, world_size = 1;  // each rank reads its own shard of every epoch
+  // Page-locked batches, so the trainer's .to(cuda, non_blocking) copies run asynchronously
+  // (needs a CUDA LibTorch and a GPU; the trainer sets it when training on CUDA).
+  bool pin_memory = false;
 };
 
 // Where the loader stands, so a resumed run sees exactly the batches it would have.

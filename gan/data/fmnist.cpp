@@ -4,9 +4,9 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "gan/data/image.h"
 #include "gan/data/sources.h"
 #include "gan/data/test_split.h"
+#include "io/image.h"
 
 namespace hamgan {
 

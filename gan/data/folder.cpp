@@ -1,25 +1,18 @@
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <unordered_set>
 
 #include "core/error.h"
-#include "gan/data/decode.h"
 #include "gan/data/sources.h"
+#include "io/decode.h"
 
 namespace fs = std::filesystem;
 
 namespace hamgan {
 
 namespace {
-
-bool is_image(const fs::path& p) {
-  std::string e = p.extension().string();
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
-  return e == ".jpg" || e == ".jpeg" || e == ".png" || e == ".bmp";
-}
 
 class Folder : public Dataset {
  public:
@@ -32,13 +25,7 @@ class Folder : public Dataset {
     if (classes.empty())
       fail("data.path '", root, "': no class directories (expected an ImageFolder tree)");
     for (const auto& cdir : classes) {
-      std::vector<std::string> files;
-      for (const auto& e : fs::recursive_directory_iterator(cdir))
-        if (e.is_regular_file() && is_image(e.path())) files.push_back(e.path().string());
-      if (files.empty())
-        fail("data.path '", root, "': class directory '", cdir.filename().string(),
-             "' holds no .jpg/.jpeg/.png/.bmp files");
-      std::sort(files.begin(), files.end());
+      std::vector<std::string> files = list_images(cdir.string());  // fails when it holds none
       const auto label = static_cast<int32_t>(names_.size());
       names_.push_back(cdir.filename().string());
       for (auto& f : files) {

@@ -64,8 +64,9 @@ struct Loader::Impl {
     const int64_t epoch = g / per_epoch, b = g % per_epoch, B = opt.batch_size;
     const int64_t C = data->channels(), R = data->resolution(), N = data->size();
     const auto perm = permutation(epoch);
-    r.batch.images = torch::empty({B, C, R, R}, torch::kFloat32);
-    r.batch.labels = torch::empty({B}, torch::kInt64);
+    const auto pinned = torch::TensorOptions().pinned_memory(opt.pin_memory);
+    r.batch.images = torch::empty({B, C, R, R}, pinned.dtype(torch::kFloat32));
+    r.batch.labels = torch::empty({B}, pinned.dtype(torch::kInt64));
     float* out = r.batch.images.data_ptr<float>();
     int64_t* lab = r.batch.labels.data_ptr<int64_t>();
     std::vector<uint8_t> px(image_bytes);

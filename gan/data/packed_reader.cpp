@@ -8,9 +8,9 @@
 #include <unordered_set>
 
 #include "core/error.h"
-#include "gan/data/mapped_file.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
+#include "io/mapped_file.h"
 
 namespace hamgan {
 

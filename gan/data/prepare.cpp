@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "core/error.h"
-#include "gan/data/mapped_file.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
+#include "io/mapped_file.h"
 
 namespace fs = std::filesystem;
 

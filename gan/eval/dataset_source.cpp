@@ -8,7 +8,7 @@
 
 namespace hamgan::eval {
 
-metrics::BatchSource dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
                                      int64_t batch, int workers, std::shared_ptr<std::vector<int64_t>> labels) {
   if (batch < 1 || workers < 1) fail("dataset batches: batch and workers must be >= 1");
   const int64_t total = n > 0 ? n : data->size();

@@ -11,7 +11,7 @@ namespace hamgan::eval {
 
 // The returned source keeps `data` alive and references `net`. n <= 0: all images. When
 // `labels` is given, each batch's labels are appended to it.
-metrics::BatchSource dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
                                      int64_t batch, int workers,
                                      std::shared_ptr<std::vector<int64_t>> labels = nullptr);
 

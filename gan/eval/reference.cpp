@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "gan/data/sources.h"
 #include "gan/eval/dataset_source.h"
+#include "io/decode.h"
 #include "metrics/image_dir.h"
 
 namespace hamgan::eval {
@@ -37,7 +38,7 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
   // An image directory unless it is (or is asked to be read as) a non-folder data source.
   const std::string f = opt.format.empty() ? detect_format(real) : opt.format;
   if (f == "folder" && opt.format.empty()) {
-    auto files = metrics::list_images(real, opt.at_most ? 0 : opt.n);
+    auto files = list_images(real, opt.at_most ? 0 : opt.n);
     if (opt.at_most && opt.n > 0 && static_cast<int64_t>(files.size()) > opt.n) files.resize(static_cast<size_t>(opt.n));
     r.pool = metrics::extract_features(net, metrics::image_batches(files, net, opt.batch, opt.workers), false).pool;
   } else {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "metrics/line_plot.h"
 
 namespace hamgan::eval {
@@ -30,7 +30,7 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
 }
 
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir) {
-  const auto done = metrics::scored_iterations(metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string()));
+  const auto done = eval::scored_iterations(eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string()));
   std::vector<std::pair<int64_t, std::string>> out;
   for (const auto& c : run_checkpoints(run_dir))
     if (!done.count(c.first)) out.push_back(c);
@@ -39,7 +39,7 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 
 void check_run_net(const std::string& run_dir, const std::string& identity) {
   const std::string csv = (fs::path(run_dir) / "fid.csv").string();
-  for (const auto& r : metrics::read_fid_csv(csv))
+  for (const auto& r : eval::read_fid_csv(csv))
     if (r.net != identity)
       fail(csv, ": iteration ", r.iteration, " was scored in the features of ", metrics::describe_feature_net(r.net),
            ", this score uses ", metrics::describe_feature_net(identity),
@@ -47,7 +47,7 @@ void check_run_net(const std::string& run_dir, const std::string& identity) {
 }
 
 void plot_run(const std::string& run_dir) {
-  const auto rows = metrics::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
+  const auto rows = eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
   std::vector<double> xs, fid, acc;
   bool any_acc = false;
@@ -65,11 +65,11 @@ void plot_run(const std::string& run_dir) {
   metrics::write_png_replacing((fs::path(run_dir) / "fid.png").string(), metrics::stack_panels(panels));
 }
 
-std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
+std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                        const metrics::FeatureNet& net, std::ostream& log) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
   check_run_net(opt.run_dir, net.identity());
-  std::vector<metrics::FidRow> added;
+  std::vector<eval::FidRow> added;
   bool said_kid = false;
   for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {
     if (!ref.pool.defined() && !said_kid) log << "note: " << ref.no_kid_why << "; the kid column stays empty\n";
@@ -78,11 +78,11 @@ std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Referen
     const CheckpointData c = load_checkpoint(path, opt.sampler.device);
     const sample::Sampler s(c, opt.sampler, log);
     const Score sc = score_samples(s, opt.n, net, ref, true, opt.quantize);
-    metrics::FidRow row;
+    eval::FidRow row;
     row.iteration = iteration;
     row.fid = sc.fid, row.is = sc.is, row.kid = sc.kid, row.n = sc.n, row.seconds = sc.seconds;
     row.class_acc = sc.class_acc.overall, row.net = net.identity();
-    metrics::append_fid_row(csv, row);
+    eval::append_fid_row(csv, row);
     added.push_back(row);
     plot_run(opt.run_dir);
     log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gan/eval/fid_csv.h"
 #include "gan/eval/score.h"
-#include "metrics/fid_csv.h"
 
 namespace hamgan::eval {
 
@@ -26,7 +26,7 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
 // The checkpoints of run_checkpoints() whose iteration has no row in DIR/fid.csv yet.
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
-std::vector<metrics::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
+std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                        const metrics::FeatureNet& net, std::ostream& log);
 // Error unless every row of DIR/fid.csv was scored with feature network `identity`.
 void check_run_net(const std::string& run_dir, const std::string& identity);

@@ -1,7 +1,7 @@
 #include "gan/sample/grid.h"
 
 #include "core/error.h"
-#include "gan/train/labeled_grid.h"
+#include "metrics/labeled_grid.h"
 
 namespace hamgan::sample {
 

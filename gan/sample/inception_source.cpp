@@ -10,7 +10,7 @@ torch::Tensor to_unit(const torch::Tensor& images, bool quantize) {
   return images.to(torch::kCPU, torch::kFloat).add(1).div(2).clamp(0, 1);
 }
 
-metrics::BatchSource sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
+metrics::PreparedBatches sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
                                     const metrics::FeatureNet& net, bool quantize) {
   auto next = std::make_shared<size_t>(0);
   return [&s, &items, &net, quantize, next]() -> torch::Tensor {

@@ -13,7 +13,7 @@ namespace hamgan::sample {
 // [-1, 1] images -> [0, 1] (through uint8 when quantize).
 torch::Tensor to_unit(const torch::Tensor& images, bool quantize);
 // The returned source keeps references to `s`, `items` and `net`: they must outlive it.
-metrics::BatchSource sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
+metrics::PreparedBatches sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
                                     const metrics::FeatureNet& net, bool quantize);
 
 }  // namespace hamgan::sample

@@ -8,9 +8,9 @@
 #include <ostream>
 #include <vector>
 
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/models/generator.h"
 #include "gan/sample/plan.h"
-#include "gan/train/checkpoint.h"
 
 namespace hamgan::sample {
 

@@ -11,29 +11,20 @@
 
 #include "core/compat.h"
 #include "core/error.h"
-#include "gan/models/memory_format.h"
-#include "gan/models/init.h"
-#include "gan/train/labeled_grid.h"
-#include "gan/train/metrics_plot.h"
-#include "gan/train/png.h"
-#include "gan/train/distributed.h"
-#include "gan/train/progress.h"
 #include "core/splitmix.h"
+#include "gan/models/init.h"
+#include "gan/models/memory_format.h"
+#include "gan/train/amp.h"
+#include "gan/train/distributed.h"
+#include "gan/train/metrics_plot.h"
+#include "gan/train/progress.h"
 #include "gan/train/signals.h"
+#include "io/png.h"
+#include "metrics/labeled_grid.h"
 
 namespace hamgan {
 
 namespace fs = std::filesystem;
-
-torch::Device resolve_device(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name == "cuda" || name == "auto") {
-    if (torch::cuda::is_available()) return torch::Device(torch::kCUDA, 0);
-    if (name == "cuda") fail("train.device: cuda requested, but LibTorch sees no CUDA device");
-    return torch::kCPU;
-  }
-  fail("train.device: expected cpu, cuda or auto, got '", name, "'");
-}
 
 namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
@@ -47,7 +38,7 @@ torch::optim::AdamOptions adam(double lr, const TrainConfig& t) {
 Trainer::Trainer(const Config& cfg, torch::Device device)
     : cfg_(cfg),
       device_(device),
-      amp_(cfg.train.amp && device.is_cuda()),
+      amp_(amp_enabled(cfg.train.amp, device)),
       loss_(parse_gan_loss(cfg.train.loss)),
       rng_(at::detail::createCPUGenerator(static_cast<uint64_t>(cfg.train.seed))) {
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
@@ -106,7 +97,7 @@ void Trainer::step(BatchSource& real) {
       auto [z, y_fake] = sample_zy(mb);
       torch::Tensor out;
       {
-        compat::CudaAutocast autocast(amp_);
+        compat::Autocast autocast(amp_, device_.type());
         torch::Tensor fake;
         {
           torch::NoGradGuard no_grad;
@@ -128,7 +119,7 @@ void Trainer::step(BatchSource& real) {
       add(d_fake, o_fake.mean());
     }
     if (dp_) dp_->average_gradients(*d_);
-    opt_d_->step();
+    if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
   }
 
   // Generator: D's weights are constants here (BigGAN's toggle_grad).
@@ -138,7 +129,7 @@ void Trainer::step(BatchSource& real) {
     auto [z, y_fake] = sample_zy(mb);
     torch::Tensor out;
     {
-      compat::CudaAutocast autocast(amp_);
+      compat::Autocast autocast(amp_, device_.type());
       out = d_->forward(g_->forward(z, y_fake), y_fake);
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
@@ -147,7 +138,7 @@ void Trainer::step(BatchSource& real) {
     g_loss_sum = g_loss_sum.defined() ? g_loss_sum + t : t;
   }
   if (dp_) dp_->average_gradients(*g_);
-  opt_g_->step();
+  if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
   set_requires_grad(*d_, true);
 
   ++iteration_;
@@ -165,6 +156,10 @@ torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
 }
 
 void Trainer::save(const std::string& path, const LoaderState& loader) {
+  save_checkpoint(path, checkpoint(loader));
+}
+
+CheckpointWrite Trainer::checkpoint(const LoaderState& loader) {
   CheckpointWrite c;
   c.iteration = iteration_;
   c.config_yaml = to_yaml(cfg_.resolved);
@@ -176,7 +171,11 @@ void Trainer::save(const std::string& path, const LoaderState& loader) {
   c.loader = loader;
   c.rng = {{"sample", rng_.get_state()},
            {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
-  save_checkpoint(path, c);
+  // On CUDA the context modules draw their random initial bases (Hamburger NMF/VQ/CD) from
+  // the GPU's default generator; without its state a resumed run would draw other bases.
+  if (device_.is_cuda())
+    c.rng.emplace_back("cuda_default", at::globalContext().defaultGenerator(device_).get_state());
+  return c;
 }
 
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what) {
@@ -209,6 +208,12 @@ void Trainer::restore(const CheckpointData& c) {
   rng_.set_state(c.rng_state("sample"));
   at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
   global.set_state(c.rng_state("cpu_default"));
+  // Portable both ways: a CUDA run's checkpoint resumes on the CPU (its GPU state is not
+  // needed there), a CPU run's on CUDA (the GPU generator keeps its seed from the config).
+  if (const auto cuda = c.find_rng_state("cuda_default"); cuda && device_.is_cuda()) {
+    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
+    g.set_state(*cuda);
+  }
   iteration_ = c.iteration;
 }
 

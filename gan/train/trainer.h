@@ -12,18 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/train/batch_source.h"
-#include "gan/train/checkpoint.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
 
 namespace hamgan {
-
-// cpu | cuda | auto -> a device; cuda without a GPU is an error.
-torch::Device resolve_device(const std::string& name);
 
 // Per-iteration statistics, in this order.
 enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kNumStats };
@@ -40,6 +38,9 @@ class Trainer {
   // One iteration; never waits for the device (losses stay on it, see stats()).
   void step(BatchSource& real);
   void save(const std::string& path, const LoaderState& loader);
+  // What save() writes (models, optimizers, RNG states: "sample", "cpu_default", and
+  // "cuda_default" when training on CUDA).
+  CheckpointWrite checkpoint(const LoaderState& loader);
   // Images from the EMA G when enabled, else G; eval mode, no grad, nothing changes state.
   torch::Tensor sample(const torch::Tensor& z, const torch::Tensor& y);
 

@@ -2,12 +2,17 @@
 // paper's Table 1 and the SAO paper's Table 2 measure them. One line per operator in
 // bare_operator.cpp; a context module without an entry has no bare form.
 #pragma once
+#include <torch/torch.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "layers/context/projected_attention.h"
-
 namespace hamgan {
+
+// An operator on flattened q, k, v (B x channels x N, N = h*w); returns B x p x h x w.
+using AttentionOperator = std::function<torch::Tensor(
+    const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t h, int64_t w)>;
 
 struct BareOperator {
   AttentionOperator op;

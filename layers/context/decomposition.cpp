@@ -4,8 +4,8 @@
 
 namespace hamgan {
 
-Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
-                     int64_t steps, HamGrad grad) {
+Decomposed solve(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
+                 int64_t steps, HamGrad grad) {
   if (x.dim() != 3 || bases0.dim() != 3 || bases0.size(0) != x.size(0) ||
       bases0.size(1) != x.size(1))
     fail(ham.name(), ": bases ", bases0.sizes(), " do not fit X ", x.sizes(),
@@ -16,10 +16,17 @@ Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const tor
     c10::optional<torch::NoGradGuard> no_grad;
     if (grad == HamGrad::one_step) no_grad.emplace();
     coef = ham.init_coef(x, bases);
-    for (int64_t k = 0; k < steps; ++k) ham.step(x, bases, coef);
+    ham.iterate(x, bases, coef, steps);
   }
   coef = ham.final_coef(x, bases, coef);
-  return {torch::bmm(bases, coef), bases, coef};
+  return {torch::Tensor(), bases, coef};
+}
+
+Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
+                     int64_t steps, HamGrad grad) {
+  Decomposed m = solve(ham, x, bases0, steps, grad);
+  m.output = torch::bmm(m.bases, m.coef);
+  return m;
 }
 
 torch::Tensor normalize_columns(const torch::Tensor& t) {

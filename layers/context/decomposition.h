@@ -31,18 +31,27 @@ class Decomposition {
   }
   // One iteration of the algorithm, updating D and C.
   virtual void step(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef) const = 0;
+  // `steps` iterations (a loop of step(); a ham may fuse them where autograd is off).
+  virtual void iterate(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef,
+                       int64_t steps) const {
+    for (int64_t k = 0; k < steps; ++k) step(x, bases, coef);
+  }
   // The update of C with D fixed that ends the algorithm (the differentiable one in one_step).
   virtual torch::Tensor final_coef(const torch::Tensor& x, const torch::Tensor& bases,
                                    const torch::Tensor& coef) const = 0;
 };
 
 struct Decomposed {
-  torch::Tensor output;  // D C (batch x d x n)
+  torch::Tensor output;  // D C (batch x d x n); undefined from solve()
   torch::Tensor bases;   // D after the K steps
   torch::Tensor coef;    // the final C
 };
 
-// K steps from bases0, then final_coef; gradients as `grad` says.
+// K steps from bases0, then final_coef; gradients as `grad` says. No output: callers that
+// multiply D C by a matrix next do it in the cheaper order (hamburger.cpp).
+Decomposed solve(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
+                 int64_t steps, HamGrad grad);
+// solve() with the output D C.
 Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
                      int64_t steps, HamGrad grad);
 

@@ -54,21 +54,28 @@ torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor
          x.sizes());
   const int64_t b = x.size(0), h = x.size(2), w = x.size(3), s = opt_.groups;
   torch::Tensor hid = lower->forward(x);
-  torch::Tensor out;
+  torch::Tensor coef, wd;
   {
     compat::NoAutocast fp32;
     hid = opt_.ham->prepare(hid.reshape({b * s, d_, h * w}));
     if (compat::is_reduced_float(hid)) hid = hid.to(torch::kFloat);
     const int64_t steps = is_training() || opt_.eval_steps == 0 ? opt_.steps : opt_.eval_steps;
-    const Decomposed m = decompose(*opt_.ham, hid, initial_bases(b, hid), steps, opt_.grad);
+    const Decomposed m = solve(*opt_.ham, hid, initial_bases(b, hid), steps, opt_.grad);
     if (opt_.init == HamInit::online && is_training()) {
       torch::NoGradGuard ng;
       const torch::Tensor mean = m.bases.detach().reshape({b, s, d_, r_}).mean(0).to(bases.dtype());
       bases.copy_(normalize_columns(bases + opt_.momentum * (mean - bases)));
     }
-    out = m.output.reshape({b, s * d_, h, w});
+    // W_u (D C) = (W_u D) C: the upper bread folded into the r columns of D costs C*S*d*r +
+    // C*S*r*n MACs per image instead of S*d*r*n + C*S*d*n (r = d/8: ~8x fewer), same values.
+    const int64_t c = upper->weight_orig.size(0);
+    const torch::Tensor wu = upper->weight().view({1, c, s, d_}).permute({0, 2, 1, 3});  // 1 S C d
+    wd = torch::matmul(wu.to(hid.scalar_type()), m.bases.reshape({b, s, d_, r_}))       // b S C r
+             .permute({0, 2, 1, 3})
+             .reshape({b, c, s * r_});
+    coef = m.coef.reshape({b, s * r_, h * w});
   }
-  out = upper->forward(out.to(x.scalar_type()));
+  torch::Tensor out = torch::bmm(wd, coef).view({b, -1, h, w}).to(x.scalar_type());
   if (norm) out = norm->forward(out, cond);
   return x + sigma * out;
 }

@@ -34,40 +34,37 @@ torch::Tensor kao_qkv_operator(const torch::Tensor& q, const torch::Tensor& k,
   return kronecker_outer_sum(dot_attention(cq, ck, cv), h, w);
 }
 
-KaoSaganImpl::KaoSaganImpl(int64_t c, const KaoOptions& opt, SNOptions sn)
-    : ProjectedAttentionImpl(opt.qkv ? "kao_qkv" : "kao_kv", c, opt.sagan, sn) {
-  op_ = opt.qkv ? AttentionOperator(kao_qkv_operator) : AttentionOperator(kao_kv_operator);
+namespace {
+ProjectionNames kao_names() {
+  ProjectionNames n;
+  n.paper_q = "wq";
+  n.paper_k = "wk";
+  return n;
 }
+}  // namespace
 
-KaoPaperImpl::KaoPaperImpl(int64_t c, const KaoOptions& opt, SNOptions sn) : opt_(opt), c_(c) {
-  wq = register_module("wq", SNConv2d(c, c, 1, 0, false, sn));
-  wk = register_module("wk", SNConv2d(c, c, 1, 0, false, sn));
-  wv = register_module("wv", SNConv2d(c, c, 1, 0, false, sn));
-  gamma = register_parameter("gamma", torch::zeros({}));
-}
+KaoImpl::KaoImpl(int64_t c, const KaoOptions& opt, SNOptions sn)
+    : AttentionImpl(opt.qkv ? "kao_qkv" : "kao_kv", c, sn, opt, kao_names()), qkv_(opt.qkv) {}
 
-torch::Tensor KaoPaperImpl::forward(const torch::Tensor& x, const torch::Tensor&) {
-  const char* name = opt_.qkv ? "kao_qkv" : "kao_kv";
-  check_context_input(name, x, c_);
-  const int64_t b = x.size(0), h = x.size(2), w = x.size(3);
-  // C as a B x c x (w+h) x 1 map so the 1x1 convs apply the linear maps to its columns.
-  const torch::Tensor cx = kronecker_averages(x.flatten(2), h, w).unsqueeze(3);
-  const torch::Tensor k = wk->forward(cx).flatten(2), v = wv->forward(cx).flatten(2);
-  torch::Tensor o;
-  if (opt_.qkv) {
-    o = kronecker_outer_sum(dot_attention(wq->forward(cx).flatten(2), k, v), h, w);
-  } else {
-    o = dot_attention(wq->forward(x).flatten(2), k, v).view({b, c_, h, w});
+torch::Tensor KaoImpl::branch(const torch::Tensor& x) {
+  const int64_t h = x.size(2), w = x.size(3);
+  if (projections() == Projections::sagan) {
+    const Qkv p = project_flat(x);
+    return output(qkv_ ? kao_qkv_operator(p.q, p.k, p.v, h, w) : kao_kv_operator(p.q, p.k, p.v, h, w));
   }
-  return x + gamma * o;
+  // Paper: the maps act on C, a B x c x (w+h) x 1 map, so the 1x1 convs apply them to its
+  // columns (w + h of them instead of h * w).
+  const torch::Tensor cx = kronecker_averages(x.flatten(2), h, w).unsqueeze(3);
+  const torch::Tensor kc = key(cx).flatten(2), vc = value(cx).flatten(2);
+  if (qkv_) return kronecker_outer_sum(dot_attention(query(cx).flatten(2), kc, vc), h, w);
+  return dot_attention(query(x).flatten(2), kc, vc).view({x.size(0), -1, h, w});
 }
 
 namespace {
 std::shared_ptr<const ContextOptions> parse_kao(ConfigNode& node, bool qkv) {
   auto o = std::make_shared<KaoOptions>();
   o->qkv = qkv;
-  o->projections = node.choice("projections", o->projections, {"sagan", "paper"});
-  o->sagan = parse_projection_options(node);
+  parse_attention_options(node, *o, true);
   return o;
 }
 }  // namespace
@@ -80,9 +77,7 @@ std::shared_ptr<const ContextOptions> parse_kao_qkv_options(ConfigNode& node) {
 }
 
 ContextModule make_kao(const ContextSpec& spec) {
-  const auto& opt = context_options<KaoOptions>(spec);
-  if (opt.projections == "paper") return std::make_shared<KaoPaperImpl>(spec.channels, opt, spec.sn);
-  return std::make_shared<KaoSaganImpl>(spec.channels, opt, spec.sn);
+  return std::make_shared<KaoImpl>(spec.channels, context_options<KaoOptions>(spec), spec.sn);
 }
 
 }  // namespace hamgan

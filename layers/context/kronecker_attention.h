@@ -1,15 +1,15 @@
-// Kronecker attention operators (Gao & Ji, KAO; ../shared/papers/kronecker-attention-kao*.txt,
+// Kronecker attention operators (KAO; "Kronecker Attention Networks", Gao & Ji, ICLR 2020 submission,
 // Sec. 3.1). For a map X (h x w x c): horizontal average H (w x c, mean over rows), lateral
 // average L (h x c, mean over columns), C = [H^T, L^T] (c x (w+h)), Eq. 1, and
 //   attn(Q, K, V) = V softmax(K^T Q)  with column-wise softmax (over keys).
 //   kao_kv  (Eq. 2): O = attn(X_(3), C, C), hw outputs.
 //   kao_qkv (Eq. 3): [H~^T, L~^T] = attn(C, C, C); output Y[:,:,k] = L~[:,k] (+) H~[:,k],
 //                    the outer sum per channel.
-// Options: projections: sagan (the shared wrapper, projected_attention.h) or paper (Sec. 2.1:
+// On the attention base (attention.h): projections sagan, or paper (Sec. 2.1:
 // O = W_V V softmax((W_K K)^T W_Q Q), W_* c x c linear, applied after averaging since they
-// commute with it; no output projection), then y = x + gamma * O with gamma = 0 at init.
+// commute with it; no output projection); y = x + gamma * O with gamma = 0 at init.
 #pragma once
-#include "layers/context/projected_attention.h"
+#include "layers/context/attention.h"
 
 namespace hamgan {
 
@@ -26,30 +26,19 @@ torch::Tensor kao_kv_operator(const torch::Tensor& q, const torch::Tensor& k,
 torch::Tensor kao_qkv_operator(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, int64_t h, int64_t w);
 
-struct KaoOptions : ContextOptions {
-  bool qkv = false;             // kao_qkv vs kao_kv (set by the registry entry)
-  std::string projections = "sagan";
-  ProjectionOptions sagan;
+struct KaoOptions : AttentionOptions {
+  bool qkv = false;  // kao_qkv vs kao_kv (set by the registry entry)
 };
 
-// projections: sagan.
-class KaoSaganImpl : public ProjectedAttentionImpl {
+class KaoImpl : public AttentionImpl {
  public:
-  KaoSaganImpl(int64_t channels, const KaoOptions& opt, SNOptions sn);
-};
+  KaoImpl(int64_t channels, const KaoOptions& opt, SNOptions sn);
 
-// projections: paper.
-class KaoPaperImpl : public ContextModuleImpl {
- public:
-  KaoPaperImpl(int64_t channels, const KaoOptions& opt, SNOptions sn);
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond = {}) override;
-
-  SNConv2d wq{nullptr}, wk{nullptr}, wv{nullptr};
-  torch::Tensor gamma;
+ protected:
+  torch::Tensor branch(const torch::Tensor& x) override;
 
  private:
-  KaoOptions opt_;
-  int64_t c_;
+  bool qkv_;
 };
 
 std::shared_ptr<const ContextOptions> parse_kao_kv_options(ConfigNode& node);

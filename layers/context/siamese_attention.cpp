@@ -21,40 +21,25 @@ torch::Tensor siamese_attention(const torch::Tensor& q, const torch::Tensor& k,
 
 torch::Tensor init_siamese_weight(int64_t d) { return torch::randn({d}) / std::sqrt(double(d)); }
 
-SaoSaganImpl::SaoSaganImpl(int64_t c, const SaoOptions& opt, SNOptions sn)
-    : ProjectedAttentionImpl("sao", c, opt.sagan, sn) {
+SaoImpl::SaoImpl(int64_t c, const SaoOptions& opt, SNOptions sn)
+    : AttentionImpl("sao", c, sn, opt, ProjectionNames{}) {
   sim_w = register_parameter("sim_w", init_siamese_weight(qk_channels()));
-  const torch::Tensor w = sim_w;
-  op_ = [w](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t h,
-            int64_t wd) {
-    const torch::Tensor o = siamese_attention(q, k, v, w);
-    return o.view({o.size(0), o.size(1), h, wd});
-  };
 }
 
-SaoPaperImpl::SaoPaperImpl(int64_t c, SNOptions sn) : c_(c) {
-  wv = register_module("wv", SNConv2d(c, c, 1, 0, false, sn));
-  sim_w = register_parameter("sim_w", init_siamese_weight(c));
-  gamma = register_parameter("gamma", torch::zeros({}));
-}
-
-torch::Tensor SaoPaperImpl::forward(const torch::Tensor& x, const torch::Tensor&) {
-  check_context_input("sao", x, c_);
-  const torch::Tensor q = x.flatten(2);
-  return x + gamma * siamese_attention(q, q, wv->forward(x).flatten(2), sim_w).view_as(x);
+torch::Tensor SaoImpl::branch(const torch::Tensor& x) {
+  const Qkv p = project_flat(x);  // paper: q and k are X itself, one tensor
+  const torch::Tensor o = siamese_attention(p.q, p.k, p.v, sim_w);
+  return output(o.view({x.size(0), o.size(1), x.size(2), x.size(3)}));
 }
 
 std::shared_ptr<const ContextOptions> parse_sao_options(ConfigNode& node) {
   auto o = std::make_shared<SaoOptions>();
-  o->projections = node.choice("projections", o->projections, {"sagan", "paper"});
-  o->sagan = parse_projection_options(node);
+  parse_attention_options(node, *o, true);
   return o;
 }
 
 ContextModule make_sao(const ContextSpec& spec) {
-  const auto& opt = context_options<SaoOptions>(spec);
-  if (opt.projections == "paper") return std::make_shared<SaoPaperImpl>(spec.channels, spec.sn);
-  return std::make_shared<SaoSaganImpl>(spec.channels, opt, spec.sn);
+  return std::make_shared<SaoImpl>(spec.channels, context_options<SaoOptions>(spec), spec.sn);
 }
 
 }  // namespace hamgan

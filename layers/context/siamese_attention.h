@@ -1,11 +1,12 @@
-// Siamese attention operator (SAO; ../shared/papers/siamese-attention-sao.txt, Sec. 3.1-3.2).
+// Siamese attention operator (SAO; "Siamese Attention Networks", ICLR submission, Sec. 3.1-3.2).
 // Sia-sim_w(a, b) = (a + b)^T w (Eq. 4) with 1/N normalization gives (Eq. 5-6)
 //   O = v_bar w^T Q + (1/N) V K^T w 1^T,
 // computed as K^T w and w^T Q first: O(N d) time, no N x N matrix.
-// Options: projections: sagan (shared wrapper, w in R^{C/8}) or paper (Sec. 3.3: only the
-// value matrix is transformed, Q = K = X, w in R^C, no output projection); both y = x + gamma O.
+// On the attention base (attention.h): projections sagan (w in R^{C/8}) or paper (Sec. 3.3:
+// only the value matrix is transformed, Q = K = X, w in R^C, no output projection);
+// y = x + gamma O.
 #pragma once
-#include "layers/context/projected_attention.h"
+#include "layers/context/attention.h"
 
 namespace hamgan {
 
@@ -14,30 +15,18 @@ namespace hamgan {
 torch::Tensor siamese_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, const torch::Tensor& w);
 
-struct SaoOptions : ContextOptions {
-  std::string projections = "sagan";
-  ProjectionOptions sagan;
-};
+struct SaoOptions : AttentionOptions {};
 
 // w ~ N(0, 1/d): the paper uses Xavier init, which for a d-vector has this variance scale.
 torch::Tensor init_siamese_weight(int64_t d);
 
-class SaoSaganImpl : public ProjectedAttentionImpl {
+class SaoImpl : public AttentionImpl {
  public:
-  SaoSaganImpl(int64_t channels, const SaoOptions& opt, SNOptions sn);
-  torch::Tensor sim_w;
-};
+  SaoImpl(int64_t channels, const SaoOptions& opt, SNOptions sn);
+  torch::Tensor sim_w;  // w, one weight per query/key channel
 
-class SaoPaperImpl : public ContextModuleImpl {
- public:
-  SaoPaperImpl(int64_t channels, SNOptions sn);
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond = {}) override;
-
-  SNConv2d wv{nullptr};
-  torch::Tensor sim_w, gamma;
-
- private:
-  int64_t c_;
+ protected:
+  torch::Tensor branch(const torch::Tensor& x) override;
 };
 
 std::shared_ptr<const ContextOptions> parse_sao_options(ConfigNode& node);

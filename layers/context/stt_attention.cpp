@@ -12,47 +12,33 @@ void SttCommonOptions::fail_key(const std::string& key, const std::string& what)
 }
 
 void parse_stt_common(ConfigNode& node, SttCommonOptions& o, bool uses_query) {
-  o.paper = node.boolean("paper", o.paper);
-  if (uses_query) o.qk_divisor = node.integer("qk_divisor", o.qk_divisor, 1, 1024);
-  o.v_divisor = node.integer("v_divisor", o.v_divisor, 1, 1024);
+  parse_attention_options(node, o, uses_query);
   o.where = std::make_shared<const ConfigNode>(node);
 }
 
+namespace {
+ProjectionNames stt_names(bool uses_query) {
+  ProjectionNames n;
+  n.q = uses_query ? "q" : "";
+  n.k = "";
+  n.v = n.paper_v = "v";
+  return n;
+}
+}  // namespace
+
 SttAttentionImpl::SttAttentionImpl(std::string name, const ContextSpec& spec,
                                    const SttCommonOptions& opt, bool uses_query)
-    : name_(std::move(name)),
-      channels_(spec.channels),
-      height_(spec.height),
-      width_(spec.width),
-      uses_query_(uses_query),
-      paper_(opt.paper) {
-  const int64_t c = channels_;
-  if (c < 1 || height_ < 1 || width_ < 1)
-    fail(name_, ": needs positive channels and feature size, got C=", c, " H=", height_,
-         " W=", width_);
-  const int64_t ck = c / opt.qk_divisor, cv = paper_ ? c : c / opt.v_divisor;
-  if ((uses_query && !paper_ && ck < 1) || cv < 1)
-    fail(name_, ": ", c, " channels are too few for qk_divisor ", opt.qk_divisor,
-         " and v_divisor ", opt.v_divisor);
-  if (uses_query) {
-    query_channels_ = paper_ ? c : ck;
-    if (!paper_) q = register_module("q", SNConv2d(c, ck, 1, 0, false, spec.sn));
-  }
-  v = register_module("v", SNConv2d(c, cv, 1, 0, false, spec.sn));
-  if (!paper_) o = register_module("o", SNConv2d(cv, c, 1, 0, false, spec.sn));
-  gamma = register_parameter("gamma", torch::zeros({}));
+    : AttentionImpl(std::move(name), spec.channels, spec.sn, opt, stt_names(uses_query),
+                    spec.height, spec.width),
+      uses_query_(uses_query) {
+  if (height_ < 1 || width_ < 1)
+    fail(name_, ": needs a positive feature size, got H=", height_, " W=", width_);
 }
 
-torch::Tensor SttAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor&) {
-  // H x W is baked into the operator's parameters (Sec. 3: A_(H) is HW x H, R is HW x HW).
-  if (x.dim() != 4 || x.size(1) != channels_ || x.size(2) != height_ || x.size(3) != width_)
-    fail(name_, ": expected input B x ", channels_, " x ", height_, " x ", width_,
-         " (channels and context resolution it was built for), got ", x.sizes());
-  torch::Tensor query;
-  if (uses_query_) query = paper_ ? x : q->forward(x);
-  torch::Tensor y = synthesized_attention(logits(query), v->forward(x));
-  if (!paper_) y = o->forward(y);
-  return x + gamma * y;
+torch::Tensor SttAttentionImpl::branch(const torch::Tensor& x) {
+  torch::Tensor qx;
+  if (uses_query_) qx = query(x);  // paper: X itself
+  return output(synthesized_attention(logits(qx), value(x)));
 }
 
 SttDenseWeights register_stt_dense(torch::nn::Module& m, int64_t h, int64_t w, int64_t c) {

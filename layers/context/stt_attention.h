@@ -1,55 +1,44 @@
-// The wrapping shared by the tensor synthesizers (stt_*.h): the operator only supplies the
-// attention logits; this base owns the projections, the fixed H x W and y = x + gamma * o.
-// Default (paper: false), SAGAN's projections so operators are compared, not wrappers:
-//   q = W_q x (C/qk_divisor), v = W_v x (C/v_divisor), o = W_o (.) back to C, all 1x1 SN
-//   convs without bias; no pooling (the synthesized map is HW x HW by construction).
-// paper: true, the STT paper's arrangement (Sec. 3.2, Eq. 11-13): logits synthesized from the
-//   raw input X itself (c = C), V = X W_V with d = C (1x1 SN conv), no output projection.
-// gamma = 0 at init in both, so each module starts as the identity.
+// The tensor synthesizers (stt_*.h) on the attention base (attention.h): the operator only
+// supplies the attention logits Z, and the branch is softmax(Z) V (Eq. 12-13) on the fixed
+// H x W it was built for. Projections (STT paper Sec. 3.2, Eq. 11-13 for the paper form):
+//   sagan: query q = W_q x (C/qk_divisor), v = W_v x (C/v_divisor), out = W_o (.) back to C;
+//          no pooling (the synthesized map is HW x HW by construction).
+//   paper: logits synthesized from the raw input X itself (c = C), V = X W_V with d = C,
+//          no output projection.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "layers/context/context.h"
+#include "layers/context/attention.h"
 #include "layers/context/stt_ops.h"
 
 namespace hamgan {
 
-struct SttCommonOptions : ContextOptions {
-  bool paper = false;
-  int64_t qk_divisor = 8;
-  int64_t v_divisor = 2;
+struct SttCommonOptions : AttentionOptions {
   // The config node the options came from, so shape errors found at build time (when H, W
   // and C are known) name the key; null when built in code.
   std::shared_ptr<const ConfigNode> where;
   [[noreturn]] void fail_key(const std::string& key, const std::string& what) const;
 };
 
-// Reads paper, v_divisor and (for operators that use a query) qk_divisor.
+// Reads projections, v_divisor and (for operators that use a query) qk_divisor.
 void parse_stt_common(ConfigNode& node, SttCommonOptions& o, bool uses_query);
 
-class SttAttentionImpl : public ContextModuleImpl {
- public:
+class SttAttentionImpl : public AttentionImpl {
+ protected:
+  // State-dict names q, v, o (paper: v); q only for operators with a query.
   SttAttentionImpl(std::string name, const ContextSpec& spec, const SttCommonOptions& opt,
                    bool uses_query);
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond = {}) override;
 
-  SNConv2d q{nullptr}, v{nullptr}, o{nullptr};  // q: null without a query or in paper mode
-  torch::Tensor gamma;
+  torch::Tensor branch(const torch::Tensor& x) override;
 
- protected:
   // The logits Z (B x N x N or N x N, N = H*W) from the query (B x c x H x W; undefined for
   // input-independent operators).
   virtual torch::Tensor logits(const torch::Tensor& query) = 0;
-  int64_t query_channels() const { return query_channels_; }
-
-  std::string name_;
-  int64_t channels_, height_, width_;
 
  private:
-  bool uses_query_, paper_;
-  int64_t query_channels_ = 0;
+  bool uses_query_;
 };
 
 // --- parameters shared by several operators ---

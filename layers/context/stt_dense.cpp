@@ -4,7 +4,7 @@ namespace hamgan {
 
 SttDenseImpl::SttDenseImpl(const ContextSpec& spec, const SttDenseOptions& opt)
     : SttAttentionImpl("stt_dense", spec, opt, true) {
-  a = register_stt_dense(*this, height_, width_, query_channels());
+  a = register_stt_dense(*this, height_, width_, qk_channels());
 }
 
 torch::Tensor SttDenseImpl::logits(const torch::Tensor& query) {

@@ -7,7 +7,7 @@ namespace hamgan {
 SttDenseFactorizedImpl::SttDenseFactorizedImpl(const ContextSpec& spec,
                                                const SttDenseFactorizedOptions& opt)
     : SttAttentionImpl("stt_dense_factorized", spec, opt, true) {
-  const int64_t h = height_, w = width_, c = query_channels(), n = h * w;
+  const int64_t h = height_, w = width_, c = qk_channels(), n = h * w;
   const auto rows = resolve_factors(opt, "rows", opt.rows, {h, w}, n, "H*W");
   const auto ch = resolve_factors(opt, "cols_h", opt.cols_h, {h, 1}, h, "H", rows.size());
   const auto cw = resolve_factors(opt, "cols_w", opt.cols_w, {1, w}, w, "W", rows.size());

@@ -6,7 +6,7 @@ namespace hamgan {
 
 SttMixtureImpl::SttMixtureImpl(const ContextSpec& spec, const SttMixtureOptions& opt)
     : SttAttentionImpl("stt_mixture", spec, opt, true) {
-  a = register_stt_dense(*this, height_, width_, query_channels());
+  a = register_stt_dense(*this, height_, width_, qk_channels());
   const auto shape = stt_kron_shape(opt, height_, width_);
   factors = register_kron_factors(*this, "r", shape.first, shape.second, opt.init_std,
                                   opt.learned);

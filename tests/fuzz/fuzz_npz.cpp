@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "metrics/npz.h"
+#include "io/npz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> b(data, data + size);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "metrics/torch_file.h"
+#include "io/torch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> b(data, data + size);

@@ -2,6 +2,18 @@
 
 namespace hamgan::test {
 
+void expect_same_grads(torch::nn::Module& expected, torch::nn::Module& actual, double rtol,
+                       double atol) {
+  const auto pa = actual.named_parameters();
+  for (const auto& kv : expected.named_parameters()) {
+    const torch::Tensor ge = kv.value().grad(), ga = pa[kv.key()].grad();
+    ASSERT_EQ(ge.defined(), ga.defined()) << kv.key();
+    if (ge.defined()) {
+      EXPECT_TRUE(close(ga.contiguous(), ge, rtol, atol)) << kv.key();
+    }
+  }
+}
+
 void expect_matches_oracle(torch::nn::Module& m, const std::string& file, const ModuleForward& fwd,
                            const std::vector<std::string>& input_keys, double rtol, double atol) {
   const TensorMap d = load_tensors(oracle_path(file));

@@ -2,10 +2,10 @@
 
 #include <filesystem>
 
+#include "gan/checkpoint/checkpoint.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
-#include "gan/train/checkpoint.h"
 
 namespace hamgan::test {
 

@@ -1,4 +1,4 @@
-#include "gan/train/checkpoint.h"
+#include "gan/checkpoint/checkpoint.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -151,12 +151,17 @@ void CheckpointData::load_optimizer(const std::string& part, torch::optim::Optim
   }
 }
 
-torch::Tensor CheckpointData::rng_state(const std::string& name) const {
+std::optional<torch::Tensor> CheckpointData::find_rng_state(const std::string& name) const {
   torch::serialize::InputArchive s;
   torch::Tensor t;
-  if (!archive->try_read("rng", s) || !s.try_read(name, t, /*is_buffer=*/true))
-    fail(path, ": RNG state '", name, "' is missing");
+  if (!archive->try_read("rng", s) || !s.try_read(name, t, /*is_buffer=*/true)) return std::nullopt;
   return t.cpu();
+}
+
+torch::Tensor CheckpointData::rng_state(const std::string& name) const {
+  auto t = find_rng_state(name);
+  if (!t) fail(path, ": RNG state '", name, "' is missing");
+  return *t;
 }
 
 Generator load_generator(const CheckpointData& c, bool ema, torch::Device device) {

@@ -1,4 +1,4 @@
-#include "gan/data/image.h"
+#include "io/image.h"
 
 #include <algorithm>
 #include <cmath>
@@ -133,6 +133,11 @@ void fit_to(const Image& in, int resolution, int channels, uint8_t* out) {
     return;
   }
   to_chw(resize_box(in, x0, y0, side, side, resolution, resolution), channels, out);
+}
+
+torch::Tensor to_tensor(const Image& in) {
+  auto hwc = torch::from_blob(const_cast<uint8_t*>(in.pixels.data()), {in.height, in.width, in.channels}, torch::kUInt8);
+  return hwc.permute({2, 0, 1}).to(torch::kFloat).div(255);
 }
 
 }  // namespace hamgan

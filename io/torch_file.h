@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/state_dict.h"
-#include "metrics/pickle_reader.h"
+#include "io/pickle_reader.h"
 
 namespace hamgan::torch_file {
 

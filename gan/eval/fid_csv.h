@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace hamgan::metrics {
+namespace hamgan::eval {
 
 struct FidRow {
   int64_t iteration = 0;
@@ -33,4 +33,4 @@ std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows);
 // file is first rewritten, atomically, in the current format).
 void append_fid_row(const std::string& path, const FidRow& row);
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::eval

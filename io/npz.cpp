@@ -1,4 +1,4 @@
-#include "metrics/npz.h"
+#include "io/npz.h"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "metrics/torch_file.h"
+#include "io/torch_file.h"
 
 namespace hamgan::npz {
 

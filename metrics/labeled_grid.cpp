@@ -1,10 +1,10 @@
-#include "gan/train/labeled_grid.h"
+#include "metrics/labeled_grid.h"
 
 #include <algorithm>
 #include <string>
 
 #include "core/error.h"
-#include "gan/train/png.h"
+#include "io/png.h"
 #include "metrics/bitmap_font.h"
 
 namespace hamgan {

@@ -1,4 +1,4 @@
-#include "gan/train/png.h"
+#include "io/png.h"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>

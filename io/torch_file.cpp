@@ -1,4 +1,4 @@
-#include "metrics/torch_file.h"
+#include "io/torch_file.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/istream_adapter.h>

@@ -45,7 +45,9 @@ struct CheckpointData {
   // one saved. Errors name the file and the part.
   void load_module(const std::string& part, torch::nn::Module& m) const;
   void load_optimizer(const std::string& part, torch::optim::Optimizer& opt) const;
-  torch::Tensor rng_state(const std::string& name) const;
+  torch::Tensor rng_state(const std::string& name) const;  // missing: hamgan::Error
+  // nullopt when the checkpoint has no such state ("cuda_default" of a CPU run).
+  std::optional<torch::Tensor> find_rng_state(const std::string& name) const;
 };
 
 // Atomic: <path>.tmp, fsync, rename, fsync of the directory.

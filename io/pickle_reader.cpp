@@ -1,4 +1,4 @@
-#include "metrics/pickle_reader.h"
+#include "io/pickle_reader.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "metrics/fid_csv.h"
+#include "gan/eval/fid_csv.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 
-namespace hamgan::metrics {
+namespace hamgan::eval {
 
 const char* const kFidCsvHeader = "iteration,fid,is,kid,n,seconds,class_acc,features";
 const char* const kFidCsvHeaderV1 = "iteration,fid,is,kid,n,seconds";
@@ -153,4 +153,4 @@ void append_fid_row(const std::string& path, const FidRow& r) {
   if (!ok) fail(path, ": cannot append a row: ", std::strerror(err));
 }
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::eval

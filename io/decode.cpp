@@ -1,15 +1,19 @@
-#include "gan/data/decode.h"
+#include "io/decode.h"
 
 #include <jpeglib.h>
 #include <stb/stb_image.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include "core/error.h"
 
 namespace hamgan {
 
@@ -138,6 +142,59 @@ bool decode_image(const std::string& path, int target, bool gray_ok, Image& out,
   if (is_jpeg(buf) && g_jpeg == JpegDecoder::libjpeg)
     return decode_libjpeg(buf, target, gray_ok, out, why);
   return decode_stb(buf, gray_ok, out, why);
+}
+
+Image decode_image(const std::string& path) {
+  Image im;
+  std::string why;
+  if (!decode_image(path, 0, true, im, why))
+    fail(path, ": not a readable image (", kImageExtensions, "): ", why);
+  return im;
+}
+
+const char* const kImageExtensions = ".jpg/.jpeg/.png/.bmp";
+
+bool is_image_file(const std::string& path) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e == ".bmp" || e == ".jpeg" || e == ".jpg" || e == ".png";
+}
+
+std::vector<std::string> list_images(const std::string& dir, int64_t n) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) fail(dir, ": not a directory of images");
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && is_image_file(e.path().string())) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) fail(dir, ": no ", kImageExtensions, " images found");
+  if (n > 0) {
+    if (static_cast<int64_t>(out.size()) < n) fail(dir, ": --n ", n, " but only ", out.size(), " images");
+    out.resize(static_cast<size_t>(n));
+  }
+  return out;
+}
+
+torch::Tensor folder_labels(const std::string& dir, const std::vector<std::string>& files) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> subdirs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory()) subdirs.push_back(e.path().filename().string());
+  std::sort(subdirs.begin(), subdirs.end());
+  const bool numbered = !subdirs.empty() && std::all_of(subdirs.begin(), subdirs.end(), [](const std::string& s) {
+    return s.size() <= 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  });
+  torch::Tensor labels = torch::empty({static_cast<int64_t>(files.size())}, torch::kLong);
+  const fs::path root = fs::path(dir).lexically_normal();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path rel = fs::path(files[i]).lexically_normal().lexically_relative(root);
+    if (rel.empty() || std::distance(rel.begin(), rel.end()) < 2) return {};  // a file directly in dir
+    const std::string top = rel.begin()->string();
+    const auto it = std::lower_bound(subdirs.begin(), subdirs.end(), top);
+    if (it == subdirs.end() || *it != top) fail(files[i], ": not under a class subdirectory of ", dir);
+    labels[static_cast<int64_t>(i)] = numbered ? static_cast<int64_t>(std::stoll(top)) : static_cast<int64_t>(it - subdirs.begin());
+  }
+  return labels;
 }
 
 }  // namespace hamgan

@@ -1,6 +1,8 @@
 // An 8-bit interleaved (HWC) image and the conversions every source shares: short-side
 // centre crop, PIL-compatible antialiased resize, channel conversion, zero padding.
 #pragma once
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -23,5 +25,8 @@ void fit_to(const Image& in, int resolution, int channels, uint8_t* out);
 
 // Converts HWC `in` (same size as the target) to `channels` and writes CHW into `out`.
 void to_chw(const Image& in, int channels, uint8_t* out);
+
+// [C, H, W] float in [0, 1] (a copy).
+torch::Tensor to_tensor(const Image& in);
 
 }  // namespace hamgan

@@ -1,0 +1,28 @@
+// The CUDA-only parts of core/compat.h: compiled with the CUDA headers where CMake found a
+// CUDA LibTorch (HAMGAN_CUDA, set on this file only).
+#include "core/compat.h"
+
+#ifdef HAMGAN_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace hamgan::compat {
+
+#ifdef HAMGAN_CUDA
+bool cuda_build() { return true; }
+
+int64_t cuda_peak_allocated(c10::DeviceIndex device) {
+  constexpr auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(device).allocated_bytes[all].peak;
+}
+
+void cuda_reset_peak(c10::DeviceIndex device) {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device);
+}
+#else
+bool cuda_build() { return false; }
+int64_t cuda_peak_allocated(c10::DeviceIndex) { return -1; }
+void cuda_reset_peak(c10::DeviceIndex) {}
+#endif
+
+}  // namespace hamgan::compat

@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""Plain PyTorch (eager, fp32) training step of hamgan's SAGAN-32 model, for comparison with
+`hamgan bench train`. Same architecture as gan/models + layers/ (ch 32, z 128, 10 classes,
+1 channel, orthogonal init, SN eps 1e-6), same step (n_dis 1, hinge, Adam(0, 0.999), G lr 1e-4,
+D lr 4e-4, real+fake through D as one batch, EMA copy before ema_start), synthetic data.
+
+  /usr/bin/python3 scripts/bench_torch_eager.py --threads 2 --context none,self_attention,ham_nmf
+
+The matching hamgan runs (same shapes, fp32 and the default autocast):
+  scripts/bench_train_vs_torch.sh   (both, interleaved, for none / self_attention / ham_nmf)
+"""
+import argparse
+import copy
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SN_EPS = 1e-6
+
+
+def sn(m):
+    nn.init.orthogonal_(m.weight)
+    return nn.utils.spectral_norm(m, eps=SN_EPS)
+
+
+def conv(i, o, k, bias=True):
+    return sn(nn.Conv2d(i, o, k, padding=k // 2, bias=bias))
+
+
+class CondBN(nn.Module):  # layers/cond_bn.cpp: BN without affine, class gain (1 + g) and bias
+    def __init__(self, c, n_classes):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c, affine=False, eps=1e-5)
+        self.gain = nn.Embedding(n_classes, c)
+        self.bias = nn.Embedding(n_classes, c)
+        nn.init.zeros_(self.gain.weight)
+        nn.init.zeros_(self.bias.weight)
+
+    def forward(self, x, y):
+        return self.bn(x) * (1 + self.gain(y)[:, :, None, None]) + self.bias(y)[:, :, None, None]
+
+
+class GBlock(nn.Module):  # layers/gblock.cpp
+    def __init__(self, i, o, n_classes):
+        super().__init__()
+        self.bn1, self.bn2 = CondBN(i, n_classes), CondBN(o, n_classes)
+        self.conv1, self.conv2, self.conv_sc = conv(i, o, 3), conv(o, o, 3), conv(i, o, 1)
+
+    def forward(self, x, y):
+        h = F.interpolate(F.relu(self.bn1(x, y)), scale_factor=2, mode="nearest")
+        h = self.conv2(F.relu(self.bn2(self.conv1(h), y)))
+        return h + self.conv_sc(F.interpolate(x, scale_factor=2, mode="nearest"))
+
+
+class DBlock(nn.Module):  # layers/dblock.cpp (shortcut pooled before its 1x1 conv)
+    def __init__(self, i, o, preact, down):
+        super().__init__()
+        self.preact, self.down = preact, down
+        self.conv1, self.conv2 = conv(i, o, 3), conv(o, o, 3)
+        self.conv_sc = conv(i, o, 1) if (i != o or down) else None
+
+    def forward(self, x):
+        h = F.relu(x) if self.preact else x
+        h = self.conv2(F.relu(self.conv1(h)))
+        s = x
+        if self.down:
+            h, s = F.avg_pool2d(h, 2), F.avg_pool2d(x, 2)
+        if self.conv_sc is not None:
+            s = self.conv_sc(s)
+        return h + s
+
+
+class SelfAttention(nn.Module):  # layers/context/self_attention.cpp
+    def __init__(self, c):
+        super().__init__()
+        self.theta, self.phi = conv(c, c // 8, 1, False), conv(c, c // 8, 1, False)
+        self.g, self.o = conv(c, c // 2, 1, False), conv(c // 2, c, 1, False)
+        self.gamma = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x, y=None):
+        b, _, h, w = x.shape
+        q = self.theta(x).flatten(2)
+        k = F.max_pool2d(self.phi(x), 2).flatten(2)
+        v = F.max_pool2d(self.g(x), 2).flatten(2)
+        beta = torch.softmax(torch.bmm(q.transpose(1, 2), k), -1)
+        return x + self.gamma * self.o(torch.bmm(v, beta.transpose(1, 2)).view(b, -1, h, w))
+
+
+class HamNMF(nn.Module):  # layers/context/hamburger.cpp + nmf.cpp: d = C, r = d/8, K = 6, one-step
+    def __init__(self, c, n_classes=None, steps=6):
+        super().__init__()
+        self.d, self.r, self.steps = c, c // 8, steps
+        self.lower, self.upper = conv(c, c, 1, False), conv(c, c, 1, False)
+        self.norm = CondBN(c, n_classes) if n_classes else None
+        self.sigma = nn.Parameter(torch.zeros(()))
+
+    @staticmethod
+    def update_coef(x, bases, coef):  # Alg. 2: C <- C * (D^T X) / (D^T D C)
+        bt = bases.transpose(1, 2)
+        return coef * torch.bmm(bt, x) / (torch.bmm(torch.bmm(bt, bases), coef) + 1e-6)
+
+    def forward(self, x, y=None):
+        b, c, h, w = x.shape
+        X = F.relu(self.lower(x)).reshape(b, self.d, h * w)
+        bases = torch.rand(b, self.d, self.r)
+        with torch.no_grad():
+            coef = torch.softmax(torch.bmm(bases.transpose(1, 2), X), 1)
+            for _ in range(self.steps):
+                coef = self.update_coef(X, bases, coef)
+                ct = coef.transpose(1, 2)
+                bases = bases * torch.bmm(X, ct) / (torch.bmm(bases, torch.bmm(coef, ct)) + 1e-6)
+        coef = self.update_coef(X, bases, coef)
+        out = self.upper(torch.bmm(bases, coef).view(b, c, h, w))
+        if self.norm is not None:
+            out = self.norm(out, y)
+        return x + self.sigma * out
+
+
+def context(kind, c, n_classes):
+    if kind == "none":
+        return None
+    if kind == "self_attention":
+        return SelfAttention(c)
+    if kind == "ham_nmf":
+        return HamNMF(c, n_classes)
+    raise ValueError(kind)
+
+
+class Generator(nn.Module):  # gan/models/generator.cpp at resolution 32: context after block 2
+    def __init__(self, ch, ctx, z_dim=128, n_classes=10):
+        super().__init__()
+        self.c0 = 4 * ch
+        self.linear = sn(nn.Linear(z_dim, self.c0 * 16))
+        self.blocks = nn.ModuleList([GBlock(4 * ch, 4 * ch, n_classes) for _ in range(3)])
+        self.context = context(ctx, 4 * ch, n_classes)
+        self.out_bn = nn.BatchNorm2d(4 * ch, eps=1e-5)
+        self.out_conv = conv(4 * ch, 1, 3)
+
+    def forward(self, z, y):
+        h = self.linear(z).view(z.size(0), self.c0, 4, 4)
+        for b in self.blocks:
+            h = b(h, y)
+        if self.context is not None:
+            h = self.context(h, y)
+        return torch.tanh(self.out_conv(F.relu(self.out_bn(h))))
+
+
+class Discriminator(nn.Module):  # gan/models/discriminator.cpp: context at 16x16 after block 0
+    def __init__(self, ch, ctx, n_classes=10):
+        super().__init__()
+        c = 4 * ch
+        self.blocks = nn.ModuleList([DBlock(1, c, False, True), DBlock(c, c, True, True),
+                                     DBlock(c, c, True, False), DBlock(c, c, True, False)])
+        self.context = context(ctx, c, None)
+        self.linear = sn(nn.Linear(c, 1))
+        self.embed = nn.Embedding(n_classes, c)
+        nn.init.normal_(self.embed.weight)
+        self.embed = nn.utils.spectral_norm(self.embed, eps=SN_EPS)
+
+    def forward(self, x, y):
+        h = self.blocks[0](x)
+        if self.context is not None:
+            h = self.context(h)
+        for b in self.blocks[1:]:
+            h = b(h)
+        h = F.relu(h).sum((2, 3))
+        return self.linear(h).squeeze(1) + (self.embed(y) * h).sum(1)
+
+
+def bench(ctx, args):
+    torch.manual_seed(0)
+    g, d = Generator(args.ch, ctx), Discriminator(args.ch, ctx)
+    g_ema = copy.deepcopy(g).eval()
+    for p in g_ema.parameters():
+        p.requires_grad_(False)
+    opt_g = torch.optim.Adam(g.parameters(), 1e-4, betas=(0.0, 0.999), eps=1e-8)
+    opt_d = torch.optim.Adam(d.parameters(), 4e-4, betas=(0.0, 0.999), eps=1e-8)
+    n = args.batch
+    images = torch.rand(1024, 1, 32, 32) * 2 - 1
+    labels = torch.randint(10, (1024,))
+    pos = [0]
+
+    def step():
+        i = pos[0]
+        pos[0] = (i + n) % (1024 - n)
+        x, y = images[i:i + n], labels[i:i + n]
+        opt_d.zero_grad()
+        z, yf = torch.randn(n, 128), torch.randint(10, (n,))
+        with torch.no_grad():
+            fake = g(z, yf)
+        out = d(torch.cat([x, fake]), torch.cat([y, yf]))
+        (F.relu(1 - out[:n]).mean() + F.relu(1 + out[n:]).mean()).backward()
+        opt_d.step()
+        for p in d.parameters():
+            p.requires_grad_(False)
+        opt_g.zero_grad()
+        z, yf = torch.randn(n, 128), torch.randint(10, (n,))
+        (-d(g(z, yf), yf).mean()).backward()
+        opt_g.step()
+        for p in d.parameters():
+            p.requires_grad_(True)
+        with torch.no_grad():  # EMA before ema_start: a copy of G
+            for a, b in zip(g_ema.parameters(), g.parameters()):
+                a.copy_(b)
+            for a, b in zip(g_ema.buffers(), g.buffers()):
+                a.copy_(b)
+
+    for _ in range(args.warmup):
+        step()
+    ms = []
+    for _ in range(args.iters):
+        t0 = time.perf_counter()
+        step()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    ms.sort()
+    med = ms[len(ms) // 2]
+    print(f"torch eager fp32 {ctx:15s} batch {n}, {torch.get_num_threads()} threads: median "
+          f"{med:.2f} ms/iteration (min {ms[0]:.2f}, max {ms[-1]:.2f}), {n * 1000.0 / med:.1f} images/s",
+          flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--context", default="none,self_attention,ham_nmf")
+    p.add_argument("--ch", type=int, default=32)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    for ctx in args.context.split(","):
+        bench(ctx, args)
+
+
+if __name__ == "__main__":
+    main()

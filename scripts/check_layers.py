@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Fails when a source file includes a header from a higher layer (or a sibling layer).
+
+Layers, bottom to top; a file may include its own layer and any lower one (not a sibling):
+  core -> io -> layers -> metrics -> gan/models -> gan/data -> gan/checkpoint
+  -> gan/train, gan/sample, gan/classifier -> gan/eval -> gan/cli
+gan/config.{h,cpp} (the typed config, validated against the architecture tables) belongs to
+gan/models. Run by CTest as check_layers; `check_layers.py [ROOT]`.
+"""
+import pathlib
+import re
+import sys
+
+# One list per rank; each layer: (name, path prefixes).
+LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
+          [("gan/models", ["gan/models/", "gan/config."])], [("gan/data", ["gan/data/"])],
+          [("gan/checkpoint", ["gan/checkpoint/"])],
+          [("gan/train", ["gan/train/"]), ("gan/sample", ["gan/sample/"]), ("gan/classifier", ["gan/classifier/"])],
+          [("gan/eval", ["gan/eval/"])], [("gan/cli", ["gan/cli/"])]]
+DIRS = ["core", "io", "layers", "metrics", "gan"]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(path):
+    """(rank, name) of the layer that holds `path` (relative, '/'-separated), or None."""
+    for rank, layers in enumerate(LAYERS):
+        for name, prefixes in layers:
+            if any(path.startswith(p) for p in prefixes):
+                return rank, name
+    return None
+
+
+def upward_includes(root):
+    """(messages, number of files checked) for the tree at `root`."""
+    bad, checked = [], 0
+    files = sorted(f for d in DIRS for f in (root / d).glob("**/*") if f.suffix in (".h", ".cpp"))
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        own = layer_of(rel)
+        if own is None:
+            bad.append(f"{rel}: in no layer (add its folder to scripts/check_layers.py)")
+            continue
+        checked += 1
+        for inc in INCLUDE.findall(f.read_text(errors="replace")):
+            dep = layer_of(inc)
+            if dep is None:
+                bad.append(f"{rel}: includes \"{inc}\", which is in no layer")
+            elif dep[0] > own[0] or (dep[0] == own[0] and dep[1] != own[1]):
+                bad.append(f"{rel} ({own[1]}) includes \"{inc}\" ({dep[1]}): includes only run downward")
+    return bad, checked
+
+
+def self_test():
+    """The check must flag an upward, a sibling and an unknown include, and pass a downward one."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        tree = {"metrics/a.cpp": '#include "gan/train/trainer.h"\n#include "io/png.h"\n',
+                "gan/train/b.h": '#include "gan/sample/grid.h"\n',
+                "gan/eval/c.cpp": '#include "gan/train/b.h"\n#include "tests/x.h"\n'}
+        for rel, text in tree.items():
+            (pathlib.Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (pathlib.Path(d) / rel).write_text(text)
+        bad, checked = upward_includes(pathlib.Path(d))
+    want = ["gan/eval/c.cpp: includes \"tests/x.h\"", "gan/train/b.h (gan/train) includes \"gan/sample/grid.h\"",
+            "metrics/a.cpp (metrics) includes \"gan/train/trainer.h\""]
+    if checked != 3 or len(bad) != 3 or any(not b.startswith(w) for b, w in zip(bad, want)):
+        print("self-test failed:", checked, bad)
+        return False
+    return True
+
+
+def main():
+    if not self_test():
+        return 1
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent)
+    bad, checked = upward_includes(root)
+    for b in bad:
+        print(b)
+    if checked == 0:
+        print(f"{root}: no source files found")
+        return 1
+    print(f"{checked} files checked, {len(bad)} upward includes")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
