@@ -189,4 +189,26 @@ std::vector<std::string> list_images(const std::string& dir, int64_t n) {
   return out;
 }
 
+torch::Tensor folder_labels(const std::string& dir, const std::vector<std::string>& files) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> subdirs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory()) subdirs.push_back(e.path().filename().string());
+  std::sort(subdirs.begin(), subdirs.end());
+  const bool numbered = !subdirs.empty() && std::all_of(subdirs.begin(), subdirs.end(), [](const std::string& s) {
+    return s.size() <= 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  });
+  torch::Tensor labels = torch::empty({static_cast<int64_t>(files.size())}, torch::kLong);
+  const fs::path root = fs::path(dir).lexically_normal();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path rel = fs::path(files[i]).lexically_normal().lexically_relative(root);
+    if (rel.empty() || std::distance(rel.begin(), rel.end()) < 2) return {};  // a file directly in dir
+    const std::string top = rel.begin()->string();
+    const auto it = std::lower_bound(subdirs.begin(), subdirs.end(), top);
+    if (it == subdirs.end() || *it != top) fail(files[i], ": not under a class subdirectory of ", dir);
+    labels[static_cast<int64_t>(i)] = numbered ? static_cast<int64_t>(std::stoll(top)) : static_cast<int64_t>(it - subdirs.begin());
+  }
+  return labels;
+}
+
 }  // namespace hamgan

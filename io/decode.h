@@ -39,5 +39,11 @@ bool is_image_file(const std::string& path);
 // Sorted paths of the image files under `dir` (recursive). Fails when `dir` is not a
 // directory or holds no image; with n > 0, keeps the first n and fails when there are fewer.
 std::vector<std::string> list_images(const std::string& dir, int64_t n = 0);
+// ImageFolder classes of `files` (from list_images(dir)), [N] int64: a file's class is its
+// top-level subdirectory's number when every subdirectory is named by a non-negative integer
+// (as `hamgan sample` writes them: 000, 003, ...), else that subdirectory's index among the
+// sorted subdirectories (torchvision's ImageFolder). Undefined when some file lies directly
+// in dir (a flat directory has no classes).
+torch::Tensor folder_labels(const std::string& dir, const std::vector<std::string>& files);
 
 }  // namespace hamgan

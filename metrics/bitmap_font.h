@@ -1,6 +1,6 @@
-// A 5x7 bitmap font for plot labels: digits, '.', '-', '+', ' ' and the capitals
-// A D E F I K N O R S T (enough for numbers in %g form and the axis names). Lower case is
-// drawn as upper case; other characters are drawn as a hollow box.
+// A 5x7 bitmap font for plot and grid labels: digits, the capitals A-Z and . - + ( ) / : , _ =
+// and space (numbers in %g form, axis names, legends). Lower case is drawn as upper case;
+// other characters are drawn as a hollow box.
 #pragma once
 #include <torch/torch.h>
 

@@ -4,17 +4,17 @@
 
 namespace hamgan::metrics {
 
-Features extract_features(const InceptionExtractor& net, const PreparedBatches& next, bool want_logits) {
+Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits) {
   std::vector<torch::Tensor> pools, logits;
   for (torch::Tensor b = next(); b.defined(); b = next()) {
-    const InceptionOutput o = net.forward(b, want_logits);
+    const FeatureOutput o = net.features(b, want_logits);
     pools.push_back(o.pool.to(torch::kCPU, torch::kFloat));
-    if (want_logits) logits.push_back(o.logits_unbiased.to(torch::kCPU, torch::kFloat));
+    if (want_logits) logits.push_back(o.logits.to(torch::kCPU, torch::kFloat));
   }
   if (pools.empty()) fail("feature extraction: the image source gave no images");
   Features f;
   f.pool = torch::cat(pools);
-  if (want_logits) f.logits_unbiased = torch::cat(logits);
+  if (want_logits) f.logits = torch::cat(logits);
   return f;
 }
 

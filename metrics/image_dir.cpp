@@ -9,7 +9,7 @@
 
 namespace hamgan::metrics {
 
-PreparedBatches image_batches(const std::vector<std::string>& files, const InceptionExtractor& net, int64_t batch,
+PreparedBatches image_batches(const std::vector<std::string>& files, const FeatureNet& net, int64_t batch,
                           int workers) {
   if (batch < 1 || workers < 1) fail("image batches: batch and workers must be >= 1");
   struct State {

@@ -1,5 +1,5 @@
 // Image files (io/decode.h: list_images) decoded on worker threads and prepared for the
-// Inception net while the previous batch runs.
+// feature network while the previous batch runs.
 #pragma once
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 namespace hamgan::metrics {
 
 // Batches of net.prepare(image) over the files, decoded by `workers` threads, one batch ahead.
-PreparedBatches image_batches(const std::vector<std::string>& files, const InceptionExtractor& net, int64_t batch,
+PreparedBatches image_batches(const std::vector<std::string>& files, const FeatureNet& net, int64_t batch,
                               int workers);
 
 }  // namespace hamgan::metrics

@@ -254,6 +254,11 @@ InceptionOutput InceptionExtractor::forward(const torch::Tensor& prepared, bool 
   return net_->forward(x);
 }
 
+FeatureOutput InceptionExtractor::features(const torch::Tensor& prepared, bool want_logits) const {
+  InceptionOutput o = forward(prepared, want_logits);
+  return {o.pool, o.logits_unbiased};
+}
+
 InceptionOutput InceptionExtractor::run(const torch::Tensor& images, bool want_logits) const {
   return forward(prepare(images.to(device_)), want_logits);
 }

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "metrics/feature_net.h"
+
 namespace hamgan::metrics {
 
 // Input scaling: pytorch-fid (bilinear, align_corners = false, then 2x - 1) or torch-fidelity's
@@ -43,16 +45,17 @@ torch::Tensor inception_input(const torch::Tensor& images, Resize mode);
 
 // The feature extractor the FID/IS/KID code uses: weights from a state dict (legacy or zip
 // torch.save: pytorch-fid's or torch-fidelity's file) or NVIDIA's TorchScript inception-2015-12-05.pt.
-class InceptionExtractor {
+class InceptionExtractor : public FeatureNet {
  public:
   InceptionExtractor(const std::string& weights, Resize mode, torch::Device device, bool channels_last = true);
   // images: [B, C, H, W] float in [0, 1]; run in inference mode. Equals forward(prepare(images)).
   InceptionOutput run(const torch::Tensor& images, bool want_logits) const;
   // Resize/scale (or, TorchScript, uint8 conversion) on the CPU: image decoding threads call it.
-  torch::Tensor prepare(const torch::Tensor& images) const;
+  torch::Tensor prepare(const torch::Tensor& images) const override;
   InceptionOutput forward(const torch::Tensor& prepared, bool want_logits) const;
-  bool has_logits() const { return !jit_; }
-  torch::Device device() const { return device_; }
+  FeatureOutput features(const torch::Tensor& prepared, bool want_logits) const override;
+  bool has_logits() const override { return !jit_; }
+  torch::Device device() const override { return device_; }
 
  private:
   std::string path_;

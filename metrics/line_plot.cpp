@@ -75,20 +75,41 @@ void range(double& lo, double& hi, double pad) {
 
 }  // namespace
 
+const std::array<std::array<uint8_t, 3>, 5>& plot_palette() {
+  static const std::array<std::array<uint8_t, 3>, 5> p = {
+      kPlotLine, Rgb{255, 127, 14}, Rgb{44, 160, 44}, Rgb{214, 39, 40}, Rgb{148, 103, 189}};
+  return p;
+}
+
 torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<double>& ys, const PlotStyle& st,
                         PlotFrame* frame_out) {
-  if (xs.size() != ys.size()) fail("line plot: ", xs.size(), " x values but ", ys.size(), " y values");
+  return line_plot(xs, std::vector<Series>{{"", ys}}, st, frame_out);
+}
+
+torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<Series>& series, const PlotStyle& st,
+                        PlotFrame* frame_out) {
+  if (series.empty() || series.size() > plot_palette().size())
+    fail("line plot: ", series.size(), " series; expected 1..", plot_palette().size());
   if (st.width < 160 || st.height < 120) fail("line plot: ", st.width, "x", st.height, " is too small; expected >= 160x120");
-  std::vector<std::pair<double, double>> pts;
-  for (size_t i = 0; i < xs.size(); ++i)
-    if (std::isfinite(xs[i]) && std::isfinite(ys[i])) pts.push_back({xs[i], ys[i]});
-  if (pts.empty()) fail("line plot: no finite points to draw");
-  std::sort(pts.begin(), pts.end());
+  std::vector<std::vector<std::pair<double, double>>> all;
+  for (const Series& sr : series) {
+    if (xs.size() != sr.ys.size()) fail("line plot: ", xs.size(), " x values but ", sr.ys.size(), " y values");
+    std::vector<std::pair<double, double>> pts;
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (std::isfinite(xs[i]) && std::isfinite(sr.ys[i])) pts.push_back({xs[i], sr.ys[i]});
+    if (pts.empty()) fail("line plot: no finite points to draw", sr.name.empty() ? "" : " in ", sr.name);
+    std::sort(pts.begin(), pts.end());
+    all.push_back(std::move(pts));
+  }
   PlotFrame f;
   f.left = 64, f.right = st.width - 20, f.top = 24, f.bottom = st.height - 40;
-  f.x0 = pts.front().first, f.x1 = pts.back().first;
-  f.y0 = f.y1 = pts[0].second;
-  for (const auto& p : pts) f.y0 = std::min(f.y0, p.second), f.y1 = std::max(f.y1, p.second);
+  f.x0 = f.x1 = all[0][0].first;
+  f.y0 = f.y1 = all[0][0].second;
+  for (const auto& pts : all)
+    for (const auto& p : pts) {
+      f.x0 = std::min(f.x0, p.first), f.x1 = std::max(f.x1, p.first);
+      f.y0 = std::min(f.y0, p.second), f.y1 = std::max(f.y1, p.second);
+    }
   range(f.x0, f.x1, 0.03);
   range(f.y0, f.y1, 0.08);
 
@@ -114,14 +135,36 @@ torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<double>
   line(a, h, w, f.left, f.bottom, f.right, f.bottom, kPlotAxis);
   draw_text(img, (f.left + f.right - text_width(st.x_label)) / 2, h - 14, st.x_label, kPlotAxis);
   draw_text(img, 8, 8, st.y_label, kPlotAxis);
-  for (size_t i = 1; i < pts.size(); ++i)
-    line(a, h, w, f.px(pts[i - 1].first), f.py(pts[i - 1].second), f.px(pts[i].first), f.py(pts[i].second),
-         kPlotLine);
-  for (const auto& p : pts)
-    for (int64_t dy = -2; dy <= 2; ++dy)
-      for (int64_t dx = -2; dx <= 2; ++dx) put(a, h, w, f.px(p.first) + dx, f.py(p.second) + dy, kPlotLine);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const auto& pts = all[k];
+    const Rgb c = plot_palette()[k];
+    for (size_t i = 1; i < pts.size(); ++i)
+      line(a, h, w, f.px(pts[i - 1].first), f.py(pts[i - 1].second), f.px(pts[i].first), f.py(pts[i].second), c);
+    if (pts.size() <= 200)
+      for (const auto& p : pts)
+        for (int64_t dy = -2; dy <= 2; ++dy)
+          for (int64_t dx = -2; dx <= 2; ++dx) put(a, h, w, f.px(p.first) + dx, f.py(p.second) + dy, c);
+  }
+  if (series.size() > 1) {  // legend in the top margin, right-aligned: a short line and the name per series
+    int64_t x = f.right;
+    for (size_t k = series.size(); k-- > 0;) {
+      x -= text_width(series[k].name);
+      draw_text(img, x, 8, series[k].name, plot_palette()[k]);
+      line(a, h, w, x - 16, 11, x - 4, 11, plot_palette()[k]);
+      line(a, h, w, x - 16, 12, x - 4, 12, plot_palette()[k]);
+      x -= 28;
+    }
+  }
   if (frame_out) *frame_out = f;
   return img;
+}
+
+torch::Tensor stack_panels(const std::vector<torch::Tensor>& panels) {
+  if (panels.empty()) fail("stack panels: no panels");
+  for (const auto& p : panels)
+    if (p.dim() != 3 || p.size(1) != panels[0].size(1) || p.size(2) != panels[0].size(2))
+      fail("stack panels: panel of shape ", p.sizes(), " does not match ", panels[0].sizes());
+  return torch::cat(panels, 0);
 }
 
 void write_line_plot(const std::string& path, const std::vector<double>& xs, const std::vector<double>& ys,

@@ -1,6 +1,8 @@
-// A small line plot written as PNG (FID against iteration for `hamgan fid --run`): white
-// background, axes with "nice" ticks (1, 2, 5 x 10^k) labelled in a 5x7 bitmap font, the
-// series as a blue line with a point (5x5 square) at every sample. NaN values are skipped.
+// A small line plot written as PNG (FID and class accuracy against iteration for `hamgan fid
+// --run`, the training losses in metrics.png): white background, axes with "nice" ticks
+// (1, 2, 5 x 10^k) labelled in a 5x7 bitmap font, each series as a line with a point (5x5
+// square) at every sample (no points when a series has more than 200), a legend when there
+// are several. NaN values are skipped. Panels stack into one image.
 #pragma once
 #include <torch/torch.h>
 
@@ -26,9 +28,22 @@ struct PlotFrame {
   int64_t py(double y) const;
 };
 
+// Line colours of series 0, 1, ... (matplotlib's first five).
+const std::array<std::array<uint8_t, 3>, 5>& plot_palette();
+
+struct Series {
+  std::string name;  // legend text
+  std::vector<double> ys;
+};
+
 // H x W x 3 uint8. xs and ys have equal length (at least 1 finite point).
 torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<double>& ys, const PlotStyle& style,
                         PlotFrame* frame = nullptr);
+// Several series over the same xs, coloured by plot_palette() (at least 1 finite point in all).
+torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<Series>& series, const PlotStyle& style,
+                        PlotFrame* frame = nullptr);
+// Images of equal width one below the other.
+torch::Tensor stack_panels(const std::vector<torch::Tensor>& panels);
 // The "nice" tick values covering [lo, hi], about `target` of them.
 std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 // line_plot written to <path>.tmp then renamed to path.

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "io/npz.h"
+#include "metrics/feature_net.h"
 
 namespace hamgan::metrics {
 
@@ -32,7 +33,7 @@ void StatsAccumulator::add(const torch::Tensor& features) {
 
 GaussianStats StatsAccumulator::finish() const {
   if (n_ < 2) fail("statistics: need at least 2 samples for a covariance, got ", n_);
-  return {mean_.clone(), m2_ / static_cast<double>(n_ - 1), n_};
+  return {mean_.clone(), m2_ / static_cast<double>(n_ - 1), n_, ""};
 }
 
 GaussianStats compute_stats(const torch::Tensor& features) {
@@ -45,7 +46,15 @@ GaussianStats load_stats(const std::string& path) {
   const auto a = npz::read(path);
   for (const char* k : {"mu", "sigma"})
     if (!a.count(k)) fail(path, ": no array '", k, "' (pytorch-fid statistics need mu and sigma)");
-  GaussianStats s{a.at("mu"), a.at("sigma"), 0};
+  GaussianStats s{a.at("mu"), a.at("sigma"), 0, ""};
+  if (a.count("feature_net")) {
+    const torch::Tensor c = a.at("feature_net").flatten();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const double v = c[i].item<double>();
+      if (!(v >= 32 && v < 127) || v != static_cast<int>(v)) fail(path, ": 'feature_net' is not a name (character codes 32..126)");
+      s.net += static_cast<char>(v);
+    }
+  }
   const int64_t d = s.mu.numel();
   if (s.mu.dim() != 1 || s.sigma.dim() != 2 || s.sigma.size(0) != d || s.sigma.size(1) != d)
     fail(path, ": mu of shape ", s.mu.sizes(), " and sigma of shape ", s.sigma.sizes(), ", expected [d] and [d, d]");
@@ -75,7 +84,19 @@ void validate_stats(const GaussianStats& s, const std::string& what) {
 }
 
 void save_stats(const std::string& path, const GaussianStats& s) {
-  npz::write(path, {{"mu", s.mu}, {"sigma", s.sigma}});
+  std::map<std::string, torch::Tensor> a = {{"mu", s.mu}, {"sigma", s.sigma}};
+  if (!s.net.empty()) {
+    std::vector<double> codes(s.net.begin(), s.net.end());
+    a["feature_net"] = torch::tensor(codes, torch::kDouble);
+  }
+  npz::write(path, a);
+}
+
+void check_same_net(const GaussianStats& s, const std::string& net, const std::string& what) {
+  if (s.net != net)
+    fail(what, ": statistics in the features of ", describe_feature_net(s.net), ", but this score uses ",
+         describe_feature_net(net), net.empty() ? " (pass the same --features clf.pt)" : " (--features)",
+         "; FIDs of different feature networks cannot be compared");
 }
 
 }  // namespace hamgan::metrics

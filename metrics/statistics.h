@@ -12,6 +12,7 @@ struct GaussianStats {
   torch::Tensor mu;     // [d] float64
   torch::Tensor sigma;  // [d, d] float64
   int64_t n = 0;
+  std::string net;  // the feature network's identity (FeatureNet::identity; "" = Inception)
 };
 
 class StatsAccumulator {
@@ -27,11 +28,15 @@ class StatsAccumulator {
 
 GaussianStats compute_stats(const torch::Tensor& features);  // [N, d]
 
-// pytorch-fid's .npz format: keys `mu` and `sigma`, validated (validate_stats).
+// pytorch-fid's .npz format: keys `mu` and `sigma`, plus `feature_net` (the identity's
+// character codes as float64) for statistics of a network other than Inception; validated (validate_stats).
 GaussianStats load_stats(const std::string& path);
 // Fails naming `what` unless mu and sigma are finite and sigma is symmetric positive
 // semi-definite (a covariance): a broken reference must not yield a plausible FID.
 void validate_stats(const GaussianStats& s, const std::string& what);
 void save_stats(const std::string& path, const GaussianStats& s);
+// Statistics of `s` (from `what`) can be compared with features of network `net`: else an
+// error naming both networks.
+void check_same_net(const GaussianStats& s, const std::string& net, const std::string& what);
 
 }  // namespace hamgan::metrics

@@ -3,7 +3,7 @@
 
 Layers, bottom to top; a file may include its own layer and any lower one (not a sibling):
   core -> io -> layers -> metrics -> gan/models -> gan/data -> gan/checkpoint
-  -> gan/train, gan/sample -> gan/eval -> gan/cli
+  -> gan/train, gan/sample, gan/classifier -> gan/eval -> gan/cli
 gan/config.{h,cpp} (the typed config, validated against the architecture tables) belongs to
 gan/models. Run by CTest as check_layers; `check_layers.py [ROOT]`.
 """
@@ -15,7 +15,7 @@ import sys
 LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
           [("gan/models", ["gan/models/", "gan/config."])], [("gan/data", ["gan/data/"])],
           [("gan/checkpoint", ["gan/checkpoint/"])],
-          [("gan/train", ["gan/train/"]), ("gan/sample", ["gan/sample/"])],
+          [("gan/train", ["gan/train/"]), ("gan/sample", ["gan/sample/"]), ("gan/classifier", ["gan/classifier/"])],
           [("gan/eval", ["gan/eval/"])], [("gan/cli", ["gan/cli/"])]]
 DIRS = ["core", "io", "layers", "metrics", "gan"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

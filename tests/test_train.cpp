@@ -25,6 +25,9 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/zip_reader.h"
+#include "gan/train/metrics_plot.h"
+#include "io/decode.h"
+#include "io/image.h"
 #include "support/gradcheck.h"
 #include "support/state_dicts.h"
 
@@ -274,6 +277,11 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   int lines = 0;
   for (std::string l; std::getline(log, l);) lines += l.find("\"g_loss\"") != std::string::npos;
   EXPECT_EQ(lines, 6);
+  // Grids a person can read (3 class rows of 8 cells upscaled to 64 px, a label column of 18 px)
+  // and the loss plot, redrawn at every report; the resumed run's log reads as one run.
+  EXPECT_EQ(to_tensor(decode_image(a + "/samples/samples_000000006.png")).sizes(), (std::vector<int64_t>{3, 200, 548}));
+  EXPECT_EQ(to_tensor(decode_image(a + "/metrics.png")).sizes(), (std::vector<int64_t>{3, 800, 640}));
+  EXPECT_EQ(read_metrics_jsonl(b + "/metrics.jsonl").size(), 6u);
 }
 
 namespace {

@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"bench", "benchmarks: bench train | bench context", bench},
       {"sample", "PNG samples of a checkpoint (ImageFolder layout), class grid, interpolations", sample_cmd},
       {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
+      {"classifier", "classifier train: a domain classifier for `fid --features` (FID + class accuracy)", classifier},
   };
   return all;
 }

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "gan/data/sources.h"
+#include "gan/data/test_split.h"
 #include "io/image.h"
 
 namespace fs = std::filesystem;
@@ -63,6 +64,12 @@ class Cifar10 : public Dataset {
 
 std::shared_ptr<Dataset> open_cifar10(const std::string& path, int64_t resolution,
                                       int64_t channels) {
+  return open_cifar10_split(path, resolution, channels, false);
+}
+
+std::shared_ptr<Dataset> open_cifar10_split(const std::string& path, int64_t resolution,
+                                            int64_t channels, bool test) {
+  const std::string prefix = test ? "test_batch" : "data_batch_";
   std::string dir = path;
   if (fs::is_directory(dir + "/cifar-10-batches-bin")) dir += "/cifar-10-batches-bin";
   if (!fs::is_directory(dir))
@@ -70,11 +77,11 @@ std::shared_ptr<Dataset> open_cifar10(const std::string& path, int64_t resolutio
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("data_batch_", 0) == 0 && e.path().extension() == ".bin")
+    if (n.rfind(prefix, 0) == 0 && e.path().extension() == ".bin")
       files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
-  if (files.empty()) fail("data.path '", dir, "': no data_batch_*.bin files (CIFAR-10 binary)");
+  if (files.empty()) fail("data.path '", dir, "': no ", prefix, "*.bin files (CIFAR-10 binary)");
   std::vector<std::string> names;
   std::ifstream meta(dir + "/batches.meta.txt");
   for (std::string line; std::getline(meta, line);)

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "gan/data/sources.h"
+#include "gan/data/test_split.h"
 #include "io/image.h"
 
 namespace hamgan {
@@ -60,10 +61,11 @@ std::vector<uint8_t> gunzip_idx(const std::string& path, size_t header,
 
 class Fmnist : public Dataset {
  public:
-  Fmnist(const std::string& dir, int64_t resolution, int64_t channels)
+  Fmnist(const std::string& dir, int64_t resolution, int64_t channels, bool test)
       : res_(resolution), ch_(channels) {
-    const std::string img = dir + "/train-images-idx3-ubyte.gz";
-    const std::string lab = dir + "/train-labels-idx1-ubyte.gz";
+    const std::string prefix = test ? "/t10k" : "/train";
+    const std::string img = dir + prefix + "-images-idx3-ubyte.gz";
+    const std::string lab = dir + prefix + "-labels-idx1-ubyte.gz";
     images_ = gunzip_idx(img, 16, [&](const uint8_t* h) -> uint64_t {
       if (be32(h) != 0x803) fail(img, ": not an IDX3 uint8 file (expected magic 0x00000803)");
       if (be32(h + 8) != 28 || be32(h + 12) != 28)
@@ -122,9 +124,14 @@ class Fmnist : public Dataset {
 
 std::shared_ptr<Dataset> open_fmnist(const std::string& dir, int64_t resolution,
                                      int64_t channels) {
+  return open_fmnist_split(dir, resolution, channels, false);
+}
+
+std::shared_ptr<Dataset> open_fmnist_split(const std::string& dir, int64_t resolution,
+                                           int64_t channels, bool test) {
   if (!std::filesystem::is_directory(dir))
     fail("data.path '", dir, "': no such directory (expected Fashion-MNIST IDX .gz files)");
-  return std::make_shared<Fmnist>(dir, resolution, channels);
+  return std::make_shared<Fmnist>(dir, resolution, channels, test);
 }
 
 }  // namespace hamgan

@@ -2,14 +2,17 @@
 // for reference statistics and real features: the first n images in dataset order.
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "gan/data/dataset.h"
 #include "metrics/extract.h"
 
 namespace hamgan::eval {
 
-// The returned source keeps `data` alive and references `net`. n <= 0: all images.
-metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::InceptionExtractor& net,
-                                     int64_t batch, int workers);
+// The returned source keeps `data` alive and references `net`. n <= 0: all images. When
+// `labels` is given, each batch's labels are appended to it.
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
+                                     int64_t batch, int workers,
+                                     std::shared_ptr<std::vector<int64_t>> labels = nullptr);
 
 }  // namespace hamgan::eval

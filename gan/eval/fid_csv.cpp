@@ -17,7 +17,8 @@
 
 namespace hamgan::eval {
 
-const char* const kFidCsvHeader = "iteration,fid,is,kid,n,seconds";
+const char* const kFidCsvHeader = "iteration,fid,is,kid,n,seconds,class_acc,features";
+const char* const kFidCsvHeaderV1 = "iteration,fid,is,kid,n,seconds";
 
 namespace {
 
@@ -58,12 +59,14 @@ std::vector<FidRow> read_fid_csv(const std::string& path) {
   if (!in) return rows;
   std::string line;
   int64_t no = 0;
+  size_t columns = 8;
   while (std::getline(in, line)) {
     ++no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = path + ":" + std::to_string(no);
     if (no == 1) {
-      if (line != kFidCsvHeader) fail(where, ": header is '", line, "'; expected '", kFidCsvHeader, "'");
+      if (line == kFidCsvHeaderV1) columns = 6;
+      else if (line != kFidCsvHeader) fail(where, ": header is '", line, "'; expected '", kFidCsvHeader, "'");
       continue;
     }
     if (line.empty()) continue;
@@ -71,7 +74,9 @@ std::vector<FidRow> read_fid_csv(const std::string& path) {
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
     if (!line.empty() && line.back() == ',') f.push_back("");
-    if (f.size() != 6) fail(where, ": ", f.size(), " columns in '", line, "'; expected 6 (", kFidCsvHeader, ")");
+    if (f.size() != columns)
+      fail(where, ": ", f.size(), " columns in '", line, "'; expected ", columns, " (",
+           columns == 6 ? kFidCsvHeaderV1 : kFidCsvHeader, ")");
     FidRow r;
     r.iteration = parse_int(f[0], where, "iteration");
     r.fid = parse_real(f[1], false, where, "fid");
@@ -79,6 +84,11 @@ std::vector<FidRow> read_fid_csv(const std::string& path) {
     r.kid = parse_real(f[3], true, where, "kid");
     r.n = parse_int(f[4], where, "n");
     r.seconds = parse_real(f[5], false, where, "seconds");
+    r.class_acc = columns == 8 ? parse_real(f[6], true, where, "class_acc") : std::numeric_limits<double>::quiet_NaN();
+    if (columns == 8) {
+      if (f[7].empty()) fail(where, ": column 'features' is empty; expected inception or a classifier identity");
+      r.net = f[7] == "inception" ? "" : f[7];
+    }
     rows.push_back(r);
   }
   return rows;
@@ -90,19 +100,46 @@ std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows) {
   return s;
 }
 
+namespace {
+
+std::string num(double v) {
+  if (std::isnan(v)) return "";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
+std::string row_text(const FidRow& r) {
+  if (r.net.find_first_of(",\n\r") != std::string::npos) fail("fid.csv: feature network name '", r.net, "' has a comma or newline");
+  return std::to_string(r.iteration) + "," + num(r.fid) + "," + num(r.is) + "," + num(r.kid) + "," +
+         std::to_string(r.n) + "," + num(r.seconds) + "," + num(r.class_acc) + "," +
+         (r.net.empty() ? "inception" : r.net) + "\n";
+}
+
+bool first_format(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line == kFidCsvHeaderV1;
+}
+
+// Rewrites a first-format file in the current format (atomically: temporary, fsync, rename).
+void upgrade(const std::string& path) {
+  std::string text = std::string(kFidCsvHeader) + "\n";
+  for (const FidRow& r : read_fid_csv(path)) text += row_text(r);
+  io::write_file_atomically(path, text);
+}
+
+}  // namespace
+
 void append_fid_row(const std::string& path, const FidRow& r) {
+  if (first_format(path)) upgrade(path);
   std::error_code ec;
   std::string text;
   if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0)
     text = std::string(kFidCsvHeader) + "\n";
-  auto num = [](double v) -> std::string {
-    if (std::isnan(v)) return "";
-    char b[64];
-    std::snprintf(b, sizeof b, "%.10g", v);
-    return b;
-  };
-  text += std::to_string(r.iteration) + "," + num(r.fid) + "," + num(r.is) + "," + num(r.kid) + "," +
-          std::to_string(r.n) + "," + num(r.seconds) + "\n";
+  text += row_text(r);
   // One write of the whole line (O_APPEND: it lands at the end in one piece), checked.
   io::append_to_file(path, text);
 }

@@ -1,8 +1,12 @@
-// A run's score table DIR/fid.csv: `iteration,fid,is,kid,n,seconds`, one row per scored
-// checkpoint. Rows are appended one at a time (one write + flush + fsync each), so a crash
-// loses at most the row being computed. An empty kid field (or "nan") means not computed.
+// A run's score table DIR/fid.csv: `iteration,fid,is,kid,n,seconds,class_acc,features`, one
+// row per scored checkpoint. Rows are appended one at a time (one write + flush + fsync each),
+// so a crash loses at most the row being computed. An empty is/kid/class_acc field (or "nan")
+// means not computed; `features` names the feature network ("inception" or a domain
+// classifier's identity). Files of the first format (`iteration,fid,is,kid,n,seconds`) still
+// read (Inception rows without class accuracy) and are upgraded when a row is appended.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,15 +18,19 @@ struct FidRow {
   double fid = 0, is = 0, kid = 0;  // NaN when not computed
   int64_t n = 0;
   double seconds = 0;
+  double class_acc = std::numeric_limits<double>::quiet_NaN();  // not computed (Inception)
+  std::string net;       // FeatureNet::identity ("" = Inception, written "inception")
 };
 
-extern const char* const kFidCsvHeader;  // "iteration,fid,is,kid,n,seconds"
+extern const char* const kFidCsvHeader;    // "iteration,fid,is,kid,n,seconds,class_acc,features"
+extern const char* const kFidCsvHeaderV1;  // "iteration,fid,is,kid,n,seconds"
 
 // All rows; a missing file gives none. A wrong header or malformed line: hamgan::Error
 // naming the file and the line number.
 std::vector<FidRow> read_fid_csv(const std::string& path);
 std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows);
-// Appends one row, writing the header first when the file is missing or empty.
+// Appends one row, writing the header first when the file is missing or empty (a first-format
+// file is first rewritten, atomically, in the current format).
 void append_fid_row(const std::string& path, const FidRow& row);
 
 }  // namespace hamgan::eval

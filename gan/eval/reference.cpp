@@ -14,23 +14,25 @@ namespace hamgan::eval {
 bool is_npz(const std::string& path) { return path.size() > 4 && path.substr(path.size() - 4) == ".npz"; }
 
 metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
-                                const metrics::InceptionExtractor& net) {
+                                const metrics::FeatureNet& net, bool want_logits) {
   DataConfig dc;
   dc.path = path;
   dc.format = opt.format.empty() ? detect_format(path) : opt.format;
   const int64_t channels = opt.channels > 0 ? opt.channels : (dc.format == "fmnist" ? 1 : 3);
   auto data = open_dataset(dc, opt.resolution, channels);
   const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
-  return metrics::extract_features(net, dataset_batches(data, n, net, opt.batch, opt.workers), false);
+  auto labels = std::make_shared<std::vector<int64_t>>();
+  metrics::Features f = metrics::extract_features(net, dataset_batches(data, n, net, opt.batch, opt.workers, labels),
+                                                  want_logits);
+  f.labels = torch::tensor(*labels, torch::kLong);
+  return f;
 }
 
-Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::InceptionExtractor& net) {
+Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::FeatureNet& net) {
   Reference r;
   if (is_npz(real)) {
     r.stats = metrics::load_stats(real);
-    if (r.stats.mu.numel() != metrics::kInceptionFeatures)
-      fail(real, ": statistics of ", r.stats.mu.numel(), "-d features; expected ", metrics::kInceptionFeatures,
-           " (Inception pool3, as pytorch-fid writes them)");
+    metrics::check_same_net(r.stats, net.identity(), real);
     r.no_kid_why = "KID needs real image features; --real " + real + " holds only statistics (pass a directory or data source)";
     return r;
   }
@@ -44,6 +46,7 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
     r.pool = data_features(real, opt, net).pool;
   }
   r.stats = metrics::compute_stats(r.pool);
+  r.stats.net = net.identity();
   return r;
 }
 

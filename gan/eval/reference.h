@@ -19,15 +19,16 @@ struct ReferenceOptions {
 
 struct Reference {
   metrics::GaussianStats stats;
-  torch::Tensor pool;      // [N, 2048] real features; undefined for an .npz
+  torch::Tensor pool;      // [N, dim] real features; undefined for an .npz
   std::string no_kid_why;  // set when pool is undefined
 };
 
 bool is_npz(const std::string& path);
-// `real`: file.npz, an image directory (ImageFolder or flat), or a data source directory/file.
-Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::InceptionExtractor& net);
-// Features of a data source (used by `hamgan fid stats --data`).
+// `real`: file.npz (its feature network must be `net`), an image directory (ImageFolder or
+// flat), or a data source directory/file.
+Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::FeatureNet& net);
+// Features (and labels; logits when asked) of a data source (`hamgan fid stats --data`).
 metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
-                                const metrics::InceptionExtractor& net);
+                                const metrics::FeatureNet& net, bool want_logits = false);
 
 }  // namespace hamgan::eval

@@ -1,6 +1,7 @@
 #include "gan/eval/score_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
+#include "io/png.h"
 #include "metrics/line_plot.h"
 
 namespace hamgan::eval {
@@ -37,18 +39,39 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
   return out;
 }
 
+void check_run_net(const std::string& run_dir, const std::string& identity) {
+  const std::string csv = (fs::path(run_dir) / "fid.csv").string();
+  for (const auto& r : eval::read_fid_csv(csv))
+    if (r.net != identity)
+      fail(csv, ": iteration ", r.iteration, " was scored in the features of ", metrics::describe_feature_net(r.net),
+           ", this score uses ", metrics::describe_feature_net(identity),
+           "; FIDs of different feature networks do not mix in one table (move fid.csv aside or use the same network)");
+}
+
 void plot_run(const std::string& run_dir) {
   const auto rows = eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
-  std::vector<double> xs, ys;
-  for (const auto& r : rows) xs.push_back(static_cast<double>(r.iteration)), ys.push_back(r.fid);
-  metrics::write_line_plot((fs::path(run_dir) / "fid.png").string(), xs, ys);
+  std::vector<double> xs, fid, acc;
+  bool any_acc = false;
+  for (const auto& r : rows) {
+    xs.push_back(static_cast<double>(r.iteration)), fid.push_back(r.fid), acc.push_back(r.class_acc);
+    any_acc = any_acc || std::isfinite(r.class_acc);
+  }
+  metrics::PlotStyle st;
+  st.y_label = rows.back().net.empty() ? "FID" : "FID (DOMAIN FEATURES)";
+  std::vector<torch::Tensor> panels = {metrics::line_plot(xs, fid, st)};
+  if (any_acc) {
+    st.y_label = "CLASS ACCURACY";
+    panels.push_back(metrics::line_plot(xs, acc, st));
+  }
+  write_png((fs::path(run_dir) / "fid.png").string(), metrics::stack_panels(panels));
 }
 
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
+  check_run_net(opt.run_dir, net.identity());
   std::vector<eval::FidRow> added;
   bool said_kid = false;
   for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {
@@ -68,11 +91,14 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
     eval::FidRow row;
     row.iteration = iteration;
     row.fid = sc.fid, row.is = sc.is, row.kid = sc.kid, row.n = sc.n, row.seconds = sc.seconds;
+    row.class_acc = sc.class_acc.overall, row.net = net.identity();
     eval::append_fid_row(csv, row);
     added.push_back(row);
     plot_run(opt.run_dir);
-    log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid << ", IS " << sc.is << ", KID "
-        << sc.kid << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
+    log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid;
+    if (net.n_classes() > 0) log << ", class accuracy " << metrics::format_class_accuracy(sc.class_acc);
+    else log << ", IS " << sc.is;
+    log << ", KID " << sc.kid << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
         << std::defaultfloat << std::flush;
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";

@@ -1,7 +1,9 @@
 // Scores every checkpoint of a training run that has no row yet in DIR/fid.csv: for each
-// (oldest first) it samples n images, computes FID, IS and KID, appends a row (flushed and
-// fsync'ed, so a crash loses at most the running one) and redraws DIR/fid.png, FID against
-// iteration.
+// (oldest first) it samples n images, computes FID, IS and KID (with a domain classifier:
+// FID in its features, class accuracy and KID), appends a row (flushed and fsync'ed, so a
+// crash loses at most the running one) and redraws DIR/fid.png: FID against iteration, and
+// class accuracy below it when the rows have it. A table scored with another feature network
+// is refused.
 #pragma once
 #include <ostream>
 #include <string>
@@ -27,8 +29,10 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 // A checkpoint that does not load is reported on `log`, added to `damaged` and skipped; the
 // others are still scored.
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
-                                    const metrics::InceptionExtractor& net, std::ostream& log,
+                                    const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged = nullptr);
+// Error unless every row of DIR/fid.csv was scored with feature network `identity`.
+void check_run_net(const std::string& run_dir, const std::string& identity);
 // Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).
 void plot_run(const std::string& run_dir);
 

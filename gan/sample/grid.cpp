@@ -1,16 +1,17 @@
 #include "gan/sample/grid.h"
 
 #include "core/error.h"
-#include "io/png.h"
+#include "metrics/labeled_grid.h"
 
 namespace hamgan::sample {
 
 torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols) {
   if (cols < 1) fail("class grid: ", cols, " columns; expected >= 1");
   std::vector<SampleItem> items;
+  std::vector<int64_t> labels;
   for (int64_t c : classes)
-    for (int64_t k = 0; k < cols; ++k) items.push_back({c, k});
-  return image_grid(s.generate(items), cols);
+    for (int64_t k = 0; k < cols; ++k) items.push_back({c, k}), labels.push_back(c);
+  return labeled_grid(s.generate(items), torch::tensor(labels, torch::kLong), cols);
 }
 
 torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps) {
@@ -20,12 +21,13 @@ torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor
 }
 
 torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t steps) {
-  std::vector<torch::Tensor> rows;
+  std::vector<torch::Tensor> rows, labels;
   for (int64_t c : classes) {
     const torch::Tensor z = interpolation_latents(s.latent(c, 0), s.latent(c, 1), steps);
-    rows.push_back(s.generate(z, torch::full({steps}, c, torch::kLong)));
+    labels.push_back(torch::full({steps}, c, torch::kLong));
+    rows.push_back(s.generate(z, labels.back()));
   }
-  return image_grid(torch::cat(rows), steps);
+  return labeled_grid(torch::cat(rows), torch::cat(labels), steps);
 }
 
 }  // namespace hamgan::sample

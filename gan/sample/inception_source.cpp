@@ -11,7 +11,7 @@ torch::Tensor to_unit(const torch::Tensor& images, bool quantize) {
 }
 
 metrics::PreparedBatches sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
-                                    const metrics::InceptionExtractor& net, bool quantize) {
+                                    const metrics::FeatureNet& net, bool quantize) {
   auto next = std::make_shared<size_t>(0);
   return [&s, &items, &net, quantize, next]() -> torch::Tensor {
     if (*next >= items.size()) return {};

@@ -14,6 +14,6 @@ namespace hamgan::sample {
 torch::Tensor to_unit(const torch::Tensor& images, bool quantize);
 // The returned source keeps references to `s`, `items` and `net`: they must outlive it.
 metrics::PreparedBatches sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
-                                    const metrics::InceptionExtractor& net, bool quantize);
+                                    const metrics::FeatureNet& net, bool quantize);
 
 }  // namespace hamgan::sample

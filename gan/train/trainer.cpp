@@ -19,12 +19,14 @@
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
 #include "gan/train/distributed.h"
+#include "gan/train/metrics_plot.h"
 #include "gan/train/progress.h"
 #include "gan/train/signals.h"
 #include "gan/train/train_hooks.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/png.h"
+#include "metrics/labeled_grid.h"
 
 namespace hamgan {
 
@@ -377,6 +379,7 @@ class Run {
     m.d_lr = cfg_.train.d_lr;
     if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
     progress_->report(m);
+    if (lead_) redraw_metrics_plot(dir_.string(), [this](const std::string& w) { progress_->message(w); });
     last_report_ = now;
     last_report_it_ = t.iteration();
   }
@@ -387,7 +390,7 @@ class Run {
     if (!grid_z_.defined()) std::tie(grid_z_, grid_y_) = grid_inputs(cfg_);
     char name[64];
     std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
-    write_png((sample_dir_ / name).string(), image_grid(t.sample(grid_z_, grid_y_), 8));
+    write_png((sample_dir_ / name).string(), labeled_grid(t.sample(grid_z_, grid_y_), grid_y_, 8));
   }
 
   void checkpoint(Trainer& t, const BatchSource& source) {

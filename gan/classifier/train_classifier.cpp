@@ -1,0 +1,132 @@
+#include "gan/classifier/train_classifier.h"
+
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <iomanip>
+
+#include "core/error.h"
+
+namespace hamgan {
+
+namespace {
+
+// Images `idx[0..n)` of `data` as [n, C, R, R] floats in [-1, 1] (the loader's u / 127.5 - 1)
+// and their labels, read by `workers` threads.
+std::pair<torch::Tensor, torch::Tensor> read_batch(const Dataset& data, const int64_t* idx, int64_t n, int workers) {
+  const int64_t c = data.channels(), r = data.resolution();
+  torch::Tensor px = torch::zeros({n, c, r, r}, torch::kUInt8);
+  torch::Tensor y = torch::empty({n}, torch::kLong);
+  std::vector<int32_t> labels(static_cast<size_t>(n), 0);
+  std::vector<std::future<void>> jobs;
+  const int64_t per = (n + workers - 1) / workers;
+  for (int64_t s = 0; s < n; s += per)
+    jobs.push_back(std::async(std::launch::async, [&, s]() {
+      for (int64_t i = s; i < std::min(n, s + per); ++i)
+        if (!data.get(idx[i], px[i].data_ptr<uint8_t>(), labels[static_cast<size_t>(i)]))
+          px[i].zero_();  // reported once by get(); a black image keeps the batch shape
+    }));
+  for (auto& j : jobs) j.get();
+  const int64_t k = data.num_classes();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t l = labels[static_cast<size_t>(i)];
+    if (l < 0 || l >= k) fail("image ", idx[i], ": label ", l, " outside the ", k, " classes of the source");
+    y[i] = l;
+  }
+  return {px.to(torch::kFloat).div_(127.5).sub_(1), y};
+}
+
+// The default CPU generator seeded for the weight initialisation, restored afterwards.
+metrics::DomainClassifier seeded_net(const metrics::ClassifierOptions& o, uint64_t seed) {
+  at::Generator global = at::detail::getDefaultCPUGenerator();
+  const torch::Tensor saved = global.get_state();
+  torch::manual_seed(seed);
+  metrics::DomainClassifier net(o);
+  global.set_state(saved);
+  return net;
+}
+
+}  // namespace
+
+double classifier_accuracy(metrics::DomainClassifier& net, const Dataset& data, const std::vector<int64_t>& index,
+                           int64_t batch, int workers) {
+  std::vector<int64_t> all;
+  const std::vector<int64_t>* idx = &index;
+  if (index.empty()) {
+    for (int64_t i = 0; i < data.size(); ++i) all.push_back(i);
+    idx = &all;
+  }
+  if (idx->empty()) fail("classifier accuracy: no images");
+  net->eval();
+  torch::InferenceMode guard;
+  int64_t hit = 0;
+  for (size_t b = 0; b < idx->size(); b += static_cast<size_t>(batch)) {
+    const int64_t n = std::min<int64_t>(batch, static_cast<int64_t>(idx->size() - b));
+    const auto [x, y] = read_batch(data, idx->data() + b, n, workers);
+    hit += net->forward(x).second.argmax(1).eq(y).sum().item<int64_t>();
+  }
+  return static_cast<double>(hit) / static_cast<double>(idx->size());
+}
+
+ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shared_ptr<Dataset> test,
+                                       const ClassifierTrainOptions& opt, std::ostream& log) {
+  if (opt.epochs < 1 || opt.batch < 1 || opt.workers < 1 || !(opt.lr > 0))
+    fail("classifier train: epochs, batch and workers must be >= 1 and lr > 0");
+  if (test && (test->resolution() != train->resolution() || test->channels() != train->channels() ||
+               test->num_classes() != train->num_classes()))
+    fail("classifier train: the test split differs from the training source in size, channels or classes");
+  metrics::ClassifierOptions o;
+  o.resolution = train->resolution(), o.channels = train->channels(), o.n_classes = train->num_classes();
+  o.width = opt.width, o.feature_dim = opt.feature_dim;
+  ClassifierTrainResult res;
+  res.net = seeded_net(o, opt.seed);
+
+  // Held-out split: image i is held out when floor((i + 1) h) > floor(i h), spread evenly.
+  std::vector<int64_t> fit, held;
+  for (int64_t i = 0; i < train->size(); ++i) {
+    const bool out = !test && std::floor((i + 1) * opt.holdout) > std::floor(i * opt.holdout);
+    (out ? held : fit).push_back(i);
+  }
+  if (!test && (held.empty() || opt.holdout >= 1))
+    fail("classifier train: holdout ", opt.holdout, " of ", train->size(), " images leaves no held-out or no training images");
+  if (static_cast<int64_t>(fit.size()) < opt.batch)
+    fail("classifier train: ", fit.size(), " training images, fewer than one batch of ", opt.batch);
+  res.n_train = static_cast<int64_t>(fit.size());
+  res.n_test = test ? test->size() : static_cast<int64_t>(held.size());
+  res.test_split = test ? "test split" : "held-out split";
+
+  torch::optim::Adam adam(res.net->parameters(), torch::optim::AdamOptions(opt.lr));
+  const int64_t steps_per_epoch = res.n_train / opt.batch, total = steps_per_epoch * opt.epochs;
+  auto gen = at::detail::createCPUGenerator(opt.seed ^ 0x636c6173736966ull);  // "classif"
+  const torch::Tensor fit_t = torch::tensor(fit, torch::kLong);
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t step = 0;
+  for (int64_t e = 0; e < opt.epochs; ++e) {
+    res.net->train();
+    const torch::Tensor order = fit_t.index_select(0, torch::randperm(res.n_train, gen));
+    double loss_sum = 0;
+    for (int64_t b = 0; b < steps_per_epoch; ++b, ++step) {
+      auto [x, y] = read_batch(*train, order.data_ptr<int64_t>() + b * opt.batch, opt.batch, opt.workers);
+      if (opt.flip) {
+        const torch::Tensor flip = (torch::rand({opt.batch}, gen) < 0.5).view({-1, 1, 1, 1});
+        x = torch::where(flip, x.flip({3}), x);
+      }
+      const double lr = opt.lr * 0.5 * (1 + std::cos(M_PI * static_cast<double>(step) / static_cast<double>(total)));
+      for (auto& g : adam.param_groups()) static_cast<torch::optim::AdamOptions&>(g.options()).lr(lr);
+      const torch::Tensor loss = torch::nn::functional::cross_entropy(res.net->forward(x).second, y);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+      loss_sum += loss.item<double>();
+    }
+    res.epoch_loss.push_back(loss_sum / static_cast<double>(steps_per_epoch));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log << "epoch " << e + 1 << "/" << opt.epochs << ": loss " << std::setprecision(4) << res.epoch_loss.back()
+        << " (" << std::fixed << std::setprecision(1) << s << " s)\n" << std::defaultfloat << std::flush;
+  }
+  res.test_accuracy = test ? classifier_accuracy(res.net, *test, {}, 256, opt.workers)
+                           : classifier_accuracy(res.net, *train, held, 256, opt.workers);
+  return res;
+}
+
+}  // namespace hamgan

@@ -1,0 +1,109 @@
+// hamgan classifier train --data SRC [--format F] --out clf.pt [--epochs N] [--seed S]
+//   [-c config] [--resolution R] [--channels C] [--batch B] [--lr LR] [--width W]
+//   [--feature-dim D] [--holdout H] [--workers W] [--threads T] [--overwrite]
+// The domain classifier `hamgan fid --features clf.pt` scores with (metrics/classifier.h).
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "core/error.h"
+#include "gan/classifier/train_classifier.h"
+#include "gan/cli/commands.h"
+#include "gan/data/sources.h"
+#include "gan/data/test_split.h"
+
+namespace hamgan::cli {
+
+namespace {
+
+int classifier_train(int argc, char** argv) {
+  cxxopts::Options o("hamgan classifier train",
+                     "Train a small CNN on a labelled data source, for `hamgan fid --features` (FID in its features "
+                     "and class accuracy); prints its accuracy on the source's test split or a held-out split");
+  o.add_options()("data", "data source (fmnist/cifar10 directory, ImageFolder, packed file; default: the config's)",
+                  cxxopts::value<std::string>())(
+      "format", "data source format (fmnist, cifar10, folder, packed; default: the config's, else detect)",
+      cxxopts::value<std::string>())("out", "classifier file to write", cxxopts::value<std::string>())(
+      "c,config", "GAN config: its data source, model.resolution and model.image_channels are the defaults",
+      cxxopts::value<std::string>())(
+      "resolution", "image size the classifier sees: the GAN's (default: the config's, else 32)",
+      cxxopts::value<int64_t>())(
+      "channels", "1 or 3 (default: the config's, else 1 for fmnist, else 3)", cxxopts::value<int64_t>())(
+      "epochs", "passes over the training images", cxxopts::value<int64_t>()->default_value("3"))(
+      "seed", "initial weights, order and flips", cxxopts::value<uint64_t>()->default_value("0"))(
+      "batch", "images per step", cxxopts::value<int64_t>()->default_value("128"))(
+      "lr", "Adam learning rate (cosine decay to 0)", cxxopts::value<double>()->default_value("0.002"))(
+      "width", "channels of the first conv (doubled per block, at most 8x)", cxxopts::value<int64_t>()->default_value("16"))(
+      "feature-dim", "penultimate features (the FID statistics' dimension)",
+      cxxopts::value<int64_t>()->default_value("128"))(
+      "holdout", "fraction held out for the accuracy when the source has no test split",
+      cxxopts::value<double>()->default_value("0.1"))(
+      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())(
+      "overwrite", "replace an existing --out file")("h,help", "help");
+  add_workers_option(o);
+  const auto r = o.parse(argc, argv);
+  if (r.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  if (!r.count("out")) fail("classifier train: --out FILE is required");
+  if (!r.count("data") && !r.count("config")) fail("classifier train: --data SRC (or -c config) is required");
+  const std::string out = r["out"].as<std::string>();
+  if (std::filesystem::exists(out) && !r.count("overwrite"))
+    fail("--out ", out, ": exists; pass --overwrite to replace it, or choose another --out");
+  set_threads(r);
+  DataConfig dc;
+  int64_t res = 32, ch = 0;
+  if (r.count("config")) {
+    const Config cfg = load_config(r["config"].as<std::string>());
+    dc = cfg.data, res = cfg.model.resolution, ch = cfg.model.image_channels;
+  }
+  if (r.count("data")) dc.path = r["data"].as<std::string>(), dc.format = "";
+  if (r.count("format")) dc.format = r["format"].as<std::string>();
+  if (dc.format.empty() || dc.format == "auto") dc.format = detect_format(dc.path);
+  if (r.count("resolution")) res = r["resolution"].as<int64_t>();
+  if (r.count("channels")) ch = r["channels"].as<int64_t>();
+  if (ch == 0) ch = dc.format == "fmnist" ? 1 : 3;
+
+  ClassifierTrainOptions opt;
+  opt.epochs = r["epochs"].as<int64_t>();
+  opt.seed = r["seed"].as<uint64_t>();
+  opt.batch = r["batch"].as<int64_t>();
+  opt.lr = r["lr"].as<double>();
+  opt.width = r["width"].as<int64_t>();
+  opt.feature_dim = r["feature-dim"].as<int64_t>();
+  opt.holdout = r["holdout"].as<double>();
+  opt.workers = static_cast<int>(workers_of(r));
+  if (!(opt.holdout > 0 && opt.holdout < 1)) fail("--holdout ", opt.holdout, ": expected a fraction in (0, 1)");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto train = open_dataset(dc, res, ch);
+  auto test = open_test_split(dc, res, ch);
+  std::cerr << "training a classifier on " << dc.path << " (" << dc.format << ", " << train->size() << " images, "
+            << train->num_classes() << " classes, " << res << "x" << res << "x" << ch << "), " << opt.epochs
+            << " epochs\n";
+  ClassifierTrainResult t = train_classifier(train, test, opt, std::cerr);
+  metrics::ClassifierInfo info;
+  info.options = t.net->options();
+  info.class_names = train->class_names();
+  info.data = dc.path;
+  info.test_accuracy = t.test_accuracy;
+  metrics::save_classifier(out, t.net, info);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "test accuracy " << std::fixed << std::setprecision(4) << t.test_accuracy << " on the " << t.test_split
+            << " (" << t.n_test << " images; trained on " << t.n_train << ")\n"
+            << "wrote " << out << " (" << metrics::classifier_identity(t.net) << ") in " << std::setprecision(1) << s
+            << " s\n";
+  return 0;
+}
+
+}  // namespace
+
+int classifier(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "train") return classifier_train(argc - 1, argv + 1);
+  std::cerr << "usage: hamgan classifier train --data SRC --out clf.pt [options]   ('--help' lists them)\n";
+  return argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") ? 0 : 2;
+}
+
+}  // namespace hamgan::cli

@@ -1,0 +1,460 @@
+// The domain classifier behind `hamgan fid --features`: its network against an independent
+// torch implementation (tests/oracle/classifier.py: features, logits, mu/sigma, FID, class
+// accuracy), training on a tiny separable set (loss falls, it fits, same seed -> same
+// weights), file validation, class accuracy on a hand-made ImageFolder, statistics that
+// cannot be mixed up with Inception's, and fid.csv's class_acc column.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gan/checkpoint/checkpoint.h"
+#include "gan/classifier/train_classifier.h"
+#include "gan/cli/commands.h"
+#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_run.h"
+#include "io/decode.h"
+#include "io/image.h"
+#include "io/png.h"
+#include "metrics/class_accuracy.h"
+#include "metrics/classifier.h"
+#include "metrics/statistics.h"
+#include "support/cli.h"
+#include "support/errors.h"
+#include "support/oracle.h"
+#include "support/tiny_checkpoint.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh(const std::string& name) { return test::fresh_dir("test_classifier", name); }
+
+std::string fid_cli(const std::vector<std::string>& args) { return test::run_cli(cli::fid, "fid", args); }
+
+double number_after(const std::string& out, const std::string& key) {
+  const auto at = out.find(key);
+  EXPECT_NE(at, std::string::npos) << "no '" << key << "' in: " << out;
+  return at == std::string::npos ? NAN : std::stod(out.substr(at + key.size()));
+}
+
+struct OracleCase {
+  TensorMap t;
+  metrics::ClassifierOptions o;
+};
+
+OracleCase oracle_case(const std::string& name) {
+  OracleCase c;
+  c.t = test::load_tensors(test::oracle_path(name + ".pt"));
+  const torch::Tensor o = test::get(c.t, "options");
+  c.o.resolution = o[0].item<int64_t>(), c.o.channels = o[1].item<int64_t>(), c.o.n_classes = o[2].item<int64_t>();
+  c.o.width = o[3].item<int64_t>(), c.o.feature_dim = o[4].item<int64_t>();
+  return c;
+}
+
+// The oracle's weights in a classifier file written by save_classifier.
+std::string oracle_classifier(const std::string& name) {
+  const OracleCase c = oracle_case(name);
+  metrics::DomainClassifier net(c.o);
+  load_state_dict(*net, test::with_prefix(c.t, "weights"), name);
+  const std::string path = fresh(name) + ".pt";
+  metrics::ClassifierInfo info;
+  info.data = "oracle";
+  metrics::save_classifier(path, net, info);
+  return path;
+}
+
+// images [N, C, R, R] uint8 -> DIR/<label as 3 digits>/<i>.png (labels undefined: flat DIR).
+std::string png_dir(const std::string& name, const torch::Tensor& u8, const torch::Tensor& labels) {
+  const std::string dir = fresh(name);
+  for (int64_t i = 0; i < u8.size(0); ++i) {
+    char sub[16];
+    std::snprintf(sub, sizeof sub, "%03lld", labels.defined() ? static_cast<long long>(labels[i].item<int64_t>()) : 0LL);
+    const fs::path d = labels.defined() ? fs::path(dir) / sub : fs::path(dir);
+    fs::create_directories(d);
+    char file[32];
+    std::snprintf(file, sizeof file, "%04lld.png", static_cast<long long>(i));
+    write_png((d / file).string(), u8[i].permute({1, 2, 0}).contiguous());
+  }
+  return dir;
+}
+
+// A labelled in-memory dataset: class 0 has a bright top half, class 1 a bright bottom half,
+// class 2 is uniform mid-gray; all with noise. Separable, and unchanged by horizontal flips.
+class Bands : public Dataset {
+ public:
+  Bands(int64_t n, uint64_t seed) : n_(n) {
+    auto gen = at::detail::createCPUGenerator(seed);
+    px_ = torch::randint(0, 60, {n, 1, 16, 16}, gen, torch::kLong);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t c = i % 3;
+      if (c == 0) px_[i].narrow(1, 0, 8).add_(180);
+      if (c == 1) px_[i].narrow(1, 8, 8).add_(180);
+      if (c == 2) px_[i].add_(90);
+    }
+    px_ = px_.clamp(0, 255).to(torch::kUInt8);
+  }
+  int64_t size() const override { return n_; }
+  const std::vector<std::string>& class_names() const override { return names_; }
+  int64_t resolution() const override { return 16; }
+  int64_t channels() const override { return 1; }
+  bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
+    std::memcpy(pixels, px_[index].data_ptr<uint8_t>(), 256);
+    label = static_cast<int32_t>(index % 3);
+    return true;
+  }
+  torch::Tensor images() const { return px_; }
+
+ private:
+  int64_t n_;
+  torch::Tensor px_;
+  std::vector<std::string> names_ = {"top", "bottom", "gray"};
+};
+
+ClassifierTrainOptions tiny_options(uint64_t seed) {
+  ClassifierTrainOptions o;
+  o.epochs = 10, o.batch = 30, o.lr = 5e-3, o.seed = seed, o.workers = 2, o.holdout = 0.2;
+  o.width = 4, o.feature_dim = 8;
+  return o;
+}
+
+ClassifierTrainResult train_tiny(uint64_t seed) {
+  std::ostringstream log;
+  return train_classifier(std::make_shared<Bands>(300, 5), nullptr, tiny_options(seed), log);
+}
+
+// The tiny classifier trained once, saved.
+const std::string& tiny_classifier() {
+  static const std::string path = [] {
+    ClassifierTrainResult r = train_tiny(0);
+    const std::string p = fresh("tiny") + ".pt";
+    metrics::ClassifierInfo info;
+    info.data = "bands";
+    info.class_names = {"top", "bottom", "gray"};
+    info.test_accuracy = r.test_accuracy;
+    metrics::save_classifier(p, r.net, info);
+    return p;
+  }();
+  return path;
+}
+
+}  // namespace
+
+// Features and logits in float32 against the float64 torch network: rtol 1e-4, atol 1e-5 (BN
+// folding and accumulation order differ); mu and sigma of those features likewise.
+TEST(ClassifierOracle, FeaturesLogitsAndStatisticsMatchTorch) {
+  for (const std::string name : {"gray32", "rgb128"}) {
+    SCOPED_TRACE(name);
+    const OracleCase c = oracle_case(name);
+    const metrics::ClassifierExtractor net(oracle_classifier(name), torch::kCPU);
+    EXPECT_EQ(net.n_classes(), c.o.n_classes);
+    const torch::Tensor images = test::get(c.t, "a.images").to(torch::kFloat).div(255);
+    const metrics::FeatureOutput o = net.features(net.prepare(images), true);
+    EXPECT_TRUE(test::close(o.pool, test::get(c.t, "a.features").to(torch::kFloat), 1e-4, 1e-5));
+    EXPECT_TRUE(test::close(o.logits, test::get(c.t, "a.logits").to(torch::kFloat), 1e-4, 1e-5));
+    const metrics::GaussianStats s = metrics::compute_stats(o.pool);
+    EXPECT_TRUE(test::close(s.mu, test::get(c.t, "a.mu"), 1e-4, 1e-5));
+    EXPECT_TRUE(test::close(s.sigma, test::get(c.t, "a.sigma"), 1e-4, 1e-5));
+  }
+}
+
+// The whole `fid --features` path on PNG folders: FID against scipy's (relative 1e-3: float32
+// features), class accuracy exactly (the oracle asserts no near-ties), `fid stats` the same.
+TEST(ClassifierOracle, FidAndClassAccuracyThroughTheCli) {
+  const OracleCase c = oracle_case("gray32");
+  const std::string clf = oracle_classifier("gray32");
+  const std::string real = png_dir("real", test::get(c.t, "a.images"), {});
+  const std::string fake = png_dir("fake", test::get(c.t, "b.images"), test::get(c.t, "b.labels"));
+  const double want_fid = test::get(c.t, "fid").item<double>();
+  const double want_acc = test::get(c.t, "b.class_acc").item<double>();
+  std::string out = fid_cli({"--real", real, "--fake", fake, "--features", clf, "--threads", "1"});
+  EXPECT_NEAR(number_after(out, "FID "), want_fid, 1e-3 * want_fid) << out;
+  EXPECT_NEAR(number_after(out, "class accuracy "), want_acc, 5e-5) << out;  // printed to 4 decimals
+
+  const std::string npz = fresh("real_stats") + ".npz";
+  test::run_cli(cli::fid, "fid", {"stats", "--images", real, "--out", npz, "--features", clf, "--threads", "1"});
+  const metrics::GaussianStats s = metrics::load_stats(npz);
+  EXPECT_EQ(s.net, metrics::ClassifierExtractor(clf, torch::kCPU).identity());
+  EXPECT_EQ(s.net.rfind("classifier-8d-", 0), 0u) << s.net;
+  EXPECT_TRUE(test::close(s.mu, test::get(c.t, "a.mu"), 1e-4, 1e-5));
+  out = fid_cli({"--real", npz, "--fake", fake, "--features", clf, "--threads", "1"});
+  EXPECT_NEAR(number_after(out, "FID "), want_fid, 1e-3 * want_fid) << out;
+  // A flat fake directory has no classes: said, not guessed.
+  out = fid_cli({"--real", npz, "--fake", real, "--features", clf, "--threads", "1"});
+  EXPECT_NE(out.find("class accuracy: none"), std::string::npos) << out;
+}
+
+// Statistics of one network are never compared with features of another.
+TEST(ClassifierStats, OtherNetworksStatisticsAreRefused) {
+  const std::string clf = oracle_classifier("gray32");
+  const OracleCase c = oracle_case("gray32");
+  const std::string real = png_dir("real2", test::get(c.t, "a.images"), {});
+  const std::string npz = fresh("tiny_stats") + ".npz";
+  test::run_cli(cli::fid, "fid", {"stats", "--images", real, "--out", npz, "--features", tiny_classifier(), "--threads", "1"});
+  std::string e = test::error_of([&] { fid_cli({"--real", npz, "--fake", real, "--features", clf, "--threads", "1"}); });
+  EXPECT_NE(e.find(npz), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be compared"), std::string::npos) << e;
+  // pytorch-fid statistics (no feature_net) are Inception's.
+  const std::string incep = fresh("inception_stats") + ".npz";
+  metrics::save_stats(incep, {torch::zeros({8}, torch::kDouble), torch::eye(8, torch::kDouble), 0, ""});
+  EXPECT_TRUE(metrics::load_stats(incep).net.empty());
+  e = test::error_of([&] { fid_cli({"--real", incep, "--fake", real, "--features", clf, "--threads", "1"}); });
+  EXPECT_NE(e.find("Inception-v3"), std::string::npos) << e;
+}
+
+// Training on a tiny separable set: the loss falls, held-out accuracy >= 0.95, and the seed
+// alone decides the weights.
+TEST(ClassifierTrain, FitsATinySeparableSetDeterministically) {
+  ClassifierTrainResult a = train_tiny(3);
+  ASSERT_EQ(a.epoch_loss.size(), 10u);
+  EXPECT_LT(a.epoch_loss.back(), 0.5 * a.epoch_loss.front());
+  EXPECT_GE(a.test_accuracy, 0.95);
+  EXPECT_EQ(a.n_test, 60);
+  EXPECT_EQ(a.n_train, 240);
+  EXPECT_EQ(a.test_split, "held-out split");
+  ClassifierTrainResult b = train_tiny(3), other = train_tiny(4);
+  const TensorMap wa = state_dict(*a.net), wb = state_dict(*b.net), wo = state_dict(*other.net);
+  bool all_equal = true, any_differs = false;
+  for (const auto& [k, t] : wa) {
+    all_equal = all_equal && torch::equal(t, wb.at(k));
+    any_differs = any_differs || !torch::equal(t, wo.at(k));
+  }
+  EXPECT_TRUE(all_equal) << "same seed, different weights";
+  EXPECT_TRUE(any_differs) << "another seed gave the same weights";
+  // The source's own test split, when given, is what the accuracy is measured on.
+  std::ostringstream log;
+  const auto t = train_classifier(std::make_shared<Bands>(90, 5), std::make_shared<Bands>(33, 9), tiny_options(0), log);
+  EXPECT_EQ(t.n_test, 33);
+  EXPECT_EQ(t.n_train, 90);
+  EXPECT_EQ(t.test_split, "test split");
+}
+
+// A hand-made ImageFolder (numbered class directories as `hamgan sample` writes them), some
+// images deliberately in the wrong class: class accuracy counts exactly the right ones.
+TEST(ClassAccuracy, HandMadeImageFolder) {
+  const metrics::ClassifierExtractor net(tiny_classifier(), torch::kCPU);
+  const Bands clean(30, 77);  // fresh images the classifier gets all right (checked below)
+  const torch::Tensor u8 = clean.images();
+  const metrics::FeatureOutput o = net.features(net.prepare(u8.to(torch::kFloat).div(255)), true);
+  const torch::Tensor truth = torch::arange(30) % 3;
+  ASSERT_TRUE(torch::equal(o.logits.argmax(1), truth)) << "the tiny classifier should be perfect on clean bands";
+  torch::Tensor folder = truth.clone();
+  for (int64_t i : {0, 4, 8, 13, 20}) folder[i] = (folder[i] + 1) % 3;  // 5 of 30 misfiled
+  const std::string dir = png_dir("handmade", u8, folder);
+  const std::string out = fid_cli({"--real", dir, "--fake", dir, "--features", tiny_classifier(), "--threads", "1"});
+  EXPECT_NEAR(number_after(out, "class accuracy "), 25.0 / 30.0, 1e-4) << out;
+  EXPECT_NEAR(number_after(out, "FID "), 0.0, 1e-6) << out;
+  // Per class: class 0 holds images 0..27 step 3 (10) plus misfiled 8 (class 2 -> 0) and 20 (2 -> 0) ...
+  const auto files = list_images(dir);
+  const torch::Tensor labels = folder_labels(dir, files);
+  ASSERT_TRUE(labels.defined());
+  const torch::Tensor logits = net.features(net.prepare(u8.to(torch::kFloat).div(255)), true).logits;
+  // list_images sorts by path: class directory first, then file index.
+  torch::Tensor file_index = torch::empty({30}, torch::kLong);
+  for (int64_t i = 0; i < 30; ++i) file_index[i] = static_cast<int64_t>(std::stoll(fs::path(files[i]).stem().string()));
+  const auto acc = metrics::class_accuracy(logits.index_select(0, file_index), labels, dir);
+  for (int64_t c = 0; c < 3; ++c) {
+    const torch::Tensor in_c = folder.eq(c);
+    const double right = (in_c & truth.eq(c)).sum().item<double>();
+    EXPECT_DOUBLE_EQ(acc.per_class[c], right / in_c.sum().item<double>()) << "class " << c;
+    EXPECT_EQ(acc.count[c], in_c.sum().item<int64_t>());
+  }
+  EXPECT_NEAR(acc.overall, 25.0 / 30.0, 1e-12);
+}
+
+TEST(ClassAccuracy, ByHandAndErrors) {
+  const torch::Tensor logits = torch::tensor({{3.0, 1.0, 0.0}, {0.0, 2.0, 1.0}, {0.0, 0.0, 5.0}, {9.0, 0.0, 0.0}});
+  const auto a = metrics::class_accuracy(logits, torch::tensor({0, 1, 1, 0}, torch::kLong), "x");
+  EXPECT_DOUBLE_EQ(a.overall, 0.75);
+  EXPECT_DOUBLE_EQ(a.per_class[0], 1.0);
+  EXPECT_DOUBLE_EQ(a.per_class[1], 0.5);
+  EXPECT_TRUE(std::isnan(a.per_class[2]));
+  EXPECT_EQ(a.count, (std::vector<int64_t>{2, 2, 0}));
+  EXPECT_EQ(metrics::format_class_accuracy(a), "0.7500 (per class: 0 1.000, 1 0.500)");
+  const std::string e = test::error_of([&] { metrics::class_accuracy(logits, torch::tensor({0, 1, 3, 0}, torch::kLong), "fakes/"); });
+  EXPECT_NE(e.find("fakes/: class 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("0..2"), std::string::npos) << e;
+}
+
+TEST(ClassAccuracy, FolderLabels) {
+  const std::string dir = fresh("labels");
+  const torch::Tensor px = torch::zeros({4, 4, 1}, torch::kUInt8);
+  for (const char* f : {"cat/a.png", "dog/b.png", "dog/c.png", "emu/d.png"}) {
+    fs::create_directories(fs::path(dir + "/" + f).parent_path());
+    write_png(dir + "/" + f, px);
+  }
+  fs::create_directories(dir + "/bird");  // torchvision counts empty class directories too
+  EXPECT_TRUE(torch::equal(folder_labels(dir, list_images(dir)), torch::tensor({1, 2, 2, 3}, torch::kLong)));
+  const std::string num = fresh("numbered");
+  for (const char* f : {"003/a.png", "007/b.png"}) {
+    fs::create_directories(fs::path(num + "/" + f).parent_path());
+    write_png(num + "/" + f, px);
+  }
+  EXPECT_TRUE(torch::equal(folder_labels(num, list_images(num)), torch::tensor({3, 7}, torch::kLong)));
+  write_png(num + "/loose.png", px);
+  EXPECT_FALSE(folder_labels(num, list_images(num)).defined()) << "a file directly in DIR: flat";
+}
+
+TEST(ClassifierFile, RoundTripAndValidation) {
+  ClassifierTrainResult r = train_tiny(0);
+  metrics::ClassifierInfo info;
+  info.class_names = {"top", "bottom", "gray"};
+  info.data = "bands";
+  info.test_accuracy = 0.875;
+  const std::string p = fresh("roundtrip") + ".pt";
+  metrics::save_classifier(p, r.net, info);
+  EXPECT_FALSE(fs::exists(p + ".tmp"));
+  metrics::ClassifierInfo back;
+  metrics::DomainClassifier net = metrics::load_classifier(p, &back);
+  EXPECT_EQ(back.class_names, info.class_names);
+  EXPECT_EQ(back.data, "bands");
+  EXPECT_DOUBLE_EQ(back.test_accuracy, 0.875);
+  EXPECT_EQ(back.options.resolution, 16);
+  EXPECT_EQ(back.options.channels, 1);
+  EXPECT_EQ(back.options.n_classes, 3);
+  EXPECT_EQ(back.options.width, 4);
+  EXPECT_EQ(back.options.feature_dim, 8);
+  EXPECT_EQ(metrics::classifier_identity(net), metrics::classifier_identity(r.net));
+  metrics::DomainClassifier other = train_tiny(1).net;
+  EXPECT_NE(metrics::classifier_identity(net), metrics::classifier_identity(other));
+
+  const std::string dir = fresh("bad");
+  fs::create_directories(dir);
+  const auto error_for = [&](const std::string& path) { return test::error_of([&] { metrics::load_classifier(path); }); };
+  std::string e = error_for(dir + "/missing.pt");
+  EXPECT_NE(e.find("missing.pt: cannot open"), std::string::npos) << e;
+  std::ofstream(dir + "/garbage.pt") << "not a zip file at all";
+  e = error_for(dir + "/garbage.pt");
+  EXPECT_NE(e.find("garbage.pt: not a classifier file"), std::string::npos) << e;
+  e = error_for(test::oracle_path("gray32.pt"));  // a torch.save dict, but not a classifier
+  EXPECT_NE(e.find("gray32.pt: no entry 'format'"), std::string::npos) << e;
+  // Edit one entry of a valid file at a time.
+  const auto edited = [&](const std::string& name, const std::function<void(c10::impl::GenericDict&)>& edit) {
+    std::ifstream in(p, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    c10::impl::GenericDict d = torch::pickle_load(bytes).toGenericDict();
+    edit(d);
+    const std::vector<char> out = torch::pickle_save(d);
+    const std::string path = dir + "/" + name + ".pt";
+    std::ofstream(path, std::ios::binary).write(out.data(), static_cast<std::streamsize>(out.size()));
+    return path;
+  };
+  e = error_for(edited("version", [](auto& d) { d.insert_or_assign("version", int64_t{99}); }));
+  EXPECT_NE(e.find("version.pt: classifier format version 99"), std::string::npos) << e;
+  e = error_for(edited("channels", [](auto& d) { d.insert_or_assign("channels", int64_t{2}); }));
+  EXPECT_NE(e.find("channels.pt: channels 2; expected 1 or 3"), std::string::npos) << e;
+  e = error_for(edited("width", [](auto& d) { d.insert_or_assign("width", int64_t{5}); }));
+  EXPECT_NE(e.find("width.pt"), std::string::npos) << e;  // weights of width 4 do not fit
+  EXPECT_NE(e.find("shape"), std::string::npos) << e;
+  e = error_for(edited("names", [](auto& d) {
+    c10::List<std::string> two({"a", "b"});
+    d.insert_or_assign("class_names", two);
+  }));
+  EXPECT_NE(e.find("names.pt: 2 class names for 3 classes"), std::string::npos) << e;
+}
+
+// fid --run --features: fid.csv gets class_acc and the network's identity, fid.png two panels;
+// another network's scores are refused rather than mixed into the table.
+TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
+  const std::string run = fresh("run");
+  const std::string yaml = test::tiny_checkpoint_yaml();  // 32x32, 1 channel, 3 classes
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 20), 20, true, 2, yaml);
+  const OracleCase c = oracle_case("gray32");
+  const std::string clf = oracle_classifier("gray32");
+  const std::string real = png_dir("run_real", test::get(c.t, "a.images"), {});
+  std::string out = fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf, "--threads", "1"});
+  EXPECT_NE(out.find("scored 2 checkpoints"), std::string::npos) << out;
+  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  const std::string id = metrics::ClassifierExtractor(clf, torch::kCPU).identity();
+  for (const auto& r : rows) {
+    EXPECT_TRUE(std::isfinite(r.fid) && r.fid > 0);
+    EXPECT_TRUE(r.class_acc >= 0 && r.class_acc <= 1) << r.class_acc;
+    EXPECT_TRUE(std::isnan(r.is)) << "no Inception Score from a domain classifier";
+    EXPECT_EQ(r.net, id);
+  }
+  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 800, 640})) << "FID and class accuracy panels";
+  // --checkpoint prints the same class accuracy as the run's row.
+  out = fid_cli({"--real", real, "--checkpoint", checkpoint_path(run + "/checkpoints", 20), "--n", "6", "--features", clf, "--threads", "1"});
+  EXPECT_NEAR(number_after(out, "class accuracy "), rows[1].class_acc, 1e-4) << out;
+  EXPECT_NEAR(number_after(out, "FID "), rows[1].fid, 1e-4 * rows[1].fid) << out;
+  // Another classifier (same classes and size, other weights) must not add rows to this table.
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
+  const OracleCase c2 = oracle_case("gray32");
+  metrics::DomainClassifier other(c2.o);
+  load_state_dict(*other, test::with_prefix(c2.t, "weights"), "other");
+  {
+    torch::NoGradGuard g;
+    other->parameters()[0].mul_(1.5);
+  }
+  const std::string clf2 = fresh("other") + ".pt";
+  metrics::save_classifier(clf2, other, {});
+  const std::string e = test::error_of([&] { fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf2, "--threads", "1"}); });
+  EXPECT_NE(e.find("do not mix"), std::string::npos) << e;
+  EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
+}
+
+// fid.csv: the class_acc and features columns round-trip; first-format files still read and are
+// upgraded (rows kept) when a row is appended.
+TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
+  const std::string dir = fresh("csv");
+  fs::create_directories(dir);
+  const std::string p = dir + "/fid.csv";
+  eval::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5};
+  r.class_acc = 0.8125, r.net = "classifier-128d-00112233aabbccdd";
+  eval::append_fid_row(p, r);
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
+                      "100,12.5,,0.25,10,1.5,0.8125,classifier-128d-00112233aabbccdd\n");
+  auto rows = eval::read_fid_csv(p);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].class_acc, 0.8125);
+  EXPECT_EQ(rows[0].net, r.net);
+  EXPECT_TRUE(std::isnan(rows[0].is));
+
+  const std::string old = dir + "/old.csv";
+  std::ofstream(old) << "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n";
+  rows = eval::read_fid_csv(old);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(std::isnan(rows[0].class_acc));
+  EXPECT_TRUE(rows[0].net.empty()) << "first-format rows are Inception's";
+  eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0});
+  std::stringstream s2;
+  s2 << std::ifstream(old).rdbuf();
+  EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
+                      "100,12.5,2.25,,10,1.5,,inception\n200,10,2.5,,10,1,,inception\n");
+  std::ofstream(dir + "/noname.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n1,2,,,3,4,0.5,\n";
+  const std::string e = test::error_of([&] { eval::read_fid_csv(dir + "/noname.csv"); });
+  EXPECT_NE(e.find("noname.csv:2: column 'features'"), std::string::npos) << e;
+}
+
+// `hamgan classifier train` on an ImageFolder (no test split: 10% held out), then refusing to
+// overwrite its output.
+TEST(ClassifierCli, TrainsOnAFolderAndKeepsExistingOutput) {
+  const Bands bands(150, 11);
+  const torch::Tensor y = torch::arange(150) % 3;
+  const std::string data = png_dir("cli_data", bands.images(), y);
+  const std::string out_dir = fresh("cli_clf");
+  fs::create_directories(out_dir);
+  const std::string out = out_dir + "/clf.pt";
+  const std::vector<std::string> args = {"train", "--data", data, "--out", out, "--resolution", "16", "--channels", "1",
+                                         "--epochs", "6", "--batch", "15", "--lr", "0.005", "--width", "4",
+                                         "--feature-dim", "8", "--threads", "1"};
+  const std::string printed = test::run_cli(cli::classifier, "classifier", args);
+  EXPECT_NE(printed.find("on the held-out split (15 images; trained on 135)"), std::string::npos) << printed;
+  EXPECT_GE(number_after(printed, "test accuracy "), 0.9) << printed;
+  metrics::ClassifierInfo info;
+  metrics::load_classifier(out, &info);
+  EXPECT_EQ(info.class_names, (std::vector<std::string>{"000", "001", "002"}));
+  EXPECT_EQ(info.options.resolution, 16);
+  EXPECT_EQ(info.data, data);
+  const auto before = fs::last_write_time(out);
+  const std::string e = test::error_of([&] { test::run_cli(cli::classifier, "classifier", args); });
+  EXPECT_NE(e.find(out + ": exists"), std::string::npos) << e;
+  EXPECT_EQ(fs::last_write_time(out), before);
+}
