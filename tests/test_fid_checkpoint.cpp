@@ -15,6 +15,7 @@
 #include "io/png.h"
 #include "metrics/frechet.h"
 #include "metrics/image_dir.h"
+#include "metrics/inception.h"
 #include "metrics/statistics.h"
 #include "support/cli.h"
 #include "support/oracle.h"

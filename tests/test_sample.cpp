@@ -20,6 +20,7 @@
 #include "io/decode.h"
 #include "io/image.h"
 #include "metrics/image_dir.h"
+#include "metrics/labeled_grid.h"
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
@@ -168,9 +169,12 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
   const torch::Tensor want = sample::to_uint8(s.generate(std::vector<sample::SampleItem>{{2, 1}}))[0];
   const torch::Tensor got = to_tensor(decode_image(out + "/002/000001.png")).mul(255).round().to(torch::kUInt8);
   EXPECT_TRUE(torch::equal(got, want));
-  // Grid: 2 rows (classes) x 8 columns (default --cols) of 32 px with 2 px borders.
-  EXPECT_EQ(to_tensor(decode_image(out + "_grid.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 8 * 34 + 2}));
-  EXPECT_EQ(to_tensor(decode_image(out + "_interp.png")).sizes(), (std::vector<int64_t>{1, 2 * 34 + 2, 5 * 34 + 2}));
+  // Grid: 2 rows (classes 0, 2) x 8 columns (default --cols), 32 px upscaled to 64 px cells with
+  // 2 px borders, after the class-label column (metrics/labeled_grid.h); RGB for the labels.
+  const LabeledGridLayout l = labeled_grid_layout(32, 2);
+  ASSERT_EQ(l.cell, 64);
+  EXPECT_EQ(to_tensor(decode_image(out + "_grid.png")).sizes(), (std::vector<int64_t>{3, 2 * 66 + 2, l.margin + 8 * 66 + 2}));
+  EXPECT_EQ(to_tensor(decode_image(out + "_interp.png")).sizes(), (std::vector<int64_t>{3, 2 * 66 + 2, l.margin + 5 * 66 + 2}));
   // A second run into the same directory must not lose the first one's outputs.
   const std::string e = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "-n", "3", "--out", out}); });
   EXPECT_NE(e.find("not empty"), std::string::npos) << e;
