@@ -29,6 +29,7 @@ class Trainer {
  public:
   Trainer(const Config& cfg, torch::Device device);
   virtual ~Trainer() = default;
+  Trainer(Trainer&&) = default;
 
   // Models, optimizers, RNG and iteration from a checkpoint of the same model config.
   void restore(const CheckpointData& c);
