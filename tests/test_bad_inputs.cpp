@@ -75,9 +75,9 @@ TEST(BadInputs, FlippedCheckpointIsRefusedBySampleAndFid) {
   for (size_t k = 0; k < 4; ++k) b[at + k] ^= 0xff;
   write_all(ck, b);
   const std::string out = fresh("flip_out");
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "3"}), {ck, "CRC mismatch"});
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3"}), {ck, "CRC mismatch"});
   EXPECT_FALSE(fs::exists(out));
-  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "--n", "3"}), {ck, "CRC mismatch"});
+  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "-n", "3"}), {ck, "CRC mismatch"});
 }
 
 // 13.2: a full disk while writing samples, a grid or statistics: an error naming the file, no
@@ -86,7 +86,7 @@ TEST(BadInputs, FullDiskIsAnErrorAndLeavesNoPartialFiles) {
   const std::string ck = tiny_checkpoint("disk");
   const std::string out = fresh("disk_out");
   io::inject_write_failure(ENOSPC, 300);  // a few hundred bytes fit: one PNG or so
-  const std::string m = sample_error({"--checkpoint", ck, "--out", out, "--n", "12"});
+  const std::string m = sample_error({"--checkpoint", ck, "--out", out, "-n", "12"});
   io::inject_write_failure(0);
   expect_names(m, {out, "No space left on device"});
   for (const auto& f : fs::recursive_directory_iterator(out)) {
@@ -101,7 +101,7 @@ TEST(BadInputs, FullDiskIsAnErrorAndLeavesNoPartialFiles) {
   EXPECT_FALSE(fs::exists(grid));
   // .npz statistics and appended lines the same way.
   const std::string npz = fresh("disk_npz") + ".npz";
-  metrics::GaussianStats st{torch::zeros({4}, torch::kDouble), torch::eye(4, torch::kDouble), 2};
+  metrics::GaussianStats st{torch::zeros({4}, torch::kDouble), torch::eye(4, torch::kDouble), 2, ""};
   io::inject_write_failure(ENOSPC, 10);
   expect_names(test::error_of([&] { metrics::save_stats(npz, st); }), {npz, "No space left"});
   io::inject_write_failure(0);
@@ -136,23 +136,23 @@ TEST(BadInputs, AtomicReplaceKeepsTheOldFileOnFailure) {
 TEST(BadInputs, TruncationAndCountsAreBounded) {
   const std::string ck = tiny_checkpoint("bounds");
   const std::string out = fresh("bounds_out");
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "3", "--truncation", "1e-9"}),
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3", "--truncation", "1e-9"}),
                {"--truncation", "1e-09", ">= 0.01"});
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "3", "--truncation", "-1"}),
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3", "--truncation", "-1"}),
                {"--truncation", "-1"});
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "1000000000000"}),
-               {"--n", "1000000000000", "at most 10000000"});
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "1000000000000"}),
+               {"-n", "1000000000000", "at most 10000000"});
   expect_names(sample_error({"--checkpoint", ck, "--out", out, "--per-class", "4000000000"}),
                {"--per-class", "at most 10000000"});
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "-3"}), {"--n", "-3", ">= "});
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "-3"}), {"-n", "-3", ">= "});
   EXPECT_FALSE(fs::exists(out));
-  expect_names(fid_error({"--real", "x.npz", "--fake", out, "--n", "-3"}), {"--n", "-3", ">= 0"});
-  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "--n", "-5"}), {"--n", "-5", ">= 0"});
-  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "--n", "1000000000000"}),
-               {"--n", "1000000"});
+  expect_names(fid_error({"--real", "x.npz", "--fake", out, "-n", "-3"}), {"-n", "-3", ">= 0"});
+  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "-n", "-5"}), {"-n", "-5", ">= 0"});
+  expect_names(fid_error({"--real", "x.npz", "--checkpoint", ck, "-n", "1000000000000"}),
+               {"-n", "1000000"});
   // The smallest accepted truncation ends quickly and keeps |z| <= T.
   EXPECT_EQ(test::run_cli(cli::sample_cmd, "sample",
-                          {"--checkpoint", ck, "--out", out, "--n", "3", "--truncation", "0.01"})
+                          {"--checkpoint", ck, "--out", out, "-n", "3", "--truncation", "0.01"})
                 .find("wrote 3 images"),
             0u);
 }
@@ -259,7 +259,7 @@ TEST(BadInputs, EditedStoredConfigIsRefusedNamingTheFile) {
   fs::create_directories(fs::path(ck).parent_path());
   save_checkpoint(ck, w);
   const std::string out = fresh("edited_out");
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "3"}),
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3"}),
                {ck, "part 'g_ema'", "stored config"});
-  expect_names(sample_error({"--checkpoint", ck, "--out", out, "--n", "3", "--no-ema"}), {ck, "part 'g'"});
+  expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3", "--no-ema"}), {ck, "part 'g'"});
 }

@@ -366,7 +366,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   const OracleCase c = oracle_case("gray32");
   const std::string clf = oracle_classifier("gray32");
   const std::string real = png_dir("run_real", test::get(c.t, "a.images"), {});
-  std::string out = fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf, "--threads", "1"});
+  std::string out = fid_cli({"--real", real, "--run", run, "-n", "6", "--features", clf, "--threads", "1"});
   EXPECT_NE(out.find("scored 2 checkpoints"), std::string::npos) << out;
   const auto rows = eval::read_fid_csv(run + "/fid.csv");
   ASSERT_EQ(rows.size(), 2u);
@@ -379,7 +379,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   }
   EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 800, 640})) << "FID and class accuracy panels";
   // --checkpoint prints the same class accuracy as the run's row.
-  out = fid_cli({"--real", real, "--checkpoint", checkpoint_path(run + "/checkpoints", 20), "--n", "6", "--features", clf, "--threads", "1"});
+  out = fid_cli({"--real", real, "--checkpoint", checkpoint_path(run + "/checkpoints", 20), "-n", "6", "--features", clf, "--threads", "1"});
   EXPECT_NEAR(number_after(out, "class accuracy "), rows[1].class_acc, 1e-4) << out;
   EXPECT_NEAR(number_after(out, "FID "), rows[1].fid, 1e-4 * rows[1].fid) << out;
   // Another classifier (same classes and size, other weights) must not add rows to this table.
@@ -393,7 +393,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   }
   const std::string clf2 = fresh("other") + ".pt";
   metrics::save_classifier(clf2, other, {});
-  const std::string e = test::error_of([&] { fid_cli({"--real", real, "--run", run, "--n", "6", "--features", clf2, "--threads", "1"}); });
+  const std::string e = test::error_of([&] { fid_cli({"--real", real, "--run", run, "-n", "6", "--features", clf2, "--threads", "1"}); });
   EXPECT_NE(e.find("do not mix"), std::string::npos) << e;
   EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
 }
@@ -404,7 +404,7 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
   const std::string p = dir + "/fid.csv";
-  eval::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5};
+  eval::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5, NAN, ""};
   r.class_acc = 0.8125, r.net = "classifier-128d-00112233aabbccdd";
   eval::append_fid_row(p, r);
   std::stringstream ss;
@@ -423,7 +423,7 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(std::isnan(rows[0].class_acc));
   EXPECT_TRUE(rows[0].net.empty()) << "first-format rows are Inception's";
-  eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0});
+  eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0, NAN, ""});
   std::stringstream s2;
   s2 << std::ifstream(old).rdbuf();
   EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"

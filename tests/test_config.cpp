@@ -53,7 +53,7 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"generator: {context: {type: kao_kv, projections: kao}}", {}, {"'generator.context.projections'", "sagan, paper", "'kao'"}},
       // STT's retired `paper: bool` key: the file, the full key and the replacement.
       {"discriminator: {context: {type: stt_dense, resolution: 16, paper: true}}", {}, {"bad.yaml", "'discriminator.context.paper'", "use projections: paper|sagan"}},
-      {"", {"generator.context.type=stt_mixture", "generator.context.paper=false"}, {"command-line override", "'generator.context.paper'", "use projections: paper|sagan"}},
+      {"{}", {"generator.context.type=stt_mixture", "generator.context.paper=false"}, {"command-line override", "'generator.context.paper'", "use projections: paper|sagan"}},
       {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
       {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
       {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},

@@ -83,8 +83,8 @@ TEST(FidCsv, AppendReadSkipAndErrors) {
   fs::create_directories(dir);
   const std::string p = dir + "/fid.csv";
   EXPECT_TRUE(eval::read_fid_csv(p).empty());
-  eval::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5});
-  eval::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75});
+  eval::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5, NAN, ""});
+  eval::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75, NAN, ""});
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -185,7 +185,7 @@ TEST(FidRun, DamagedCheckpointIsSkippedTheRestScoredThenAnError) {
   test::write_tiny_checkpoint(checkpoint_path(ck, 30), 30, true, 3, yaml);
   test::write_tiny_checkpoint(checkpoint_path(ck, 40), 40, true, 4, yaml);
   for (int64_t it : {20, 40}) fs::resize_file(checkpoint_path(ck, it), fs::file_size(checkpoint_path(ck, it)) - 100);
-  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--n", "2", "--inception", weights(),
+  const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "-n", "2", "--inception", weights(),
                                          "--threads", "2"};
   testing::internal::CaptureStderr();
   const std::string e = test::error_of([&] { fid_cli(args); });

@@ -398,12 +398,14 @@ TEST(Checkpoint, FullDiskDuringTrainingFailsAndLosesNothing) {
   };
   EXPECT_THROW(run(tiny(), dir, hooks), Error);
   io::inject_write_failure(0);
-  for (const auto& sub : {"", "/checkpoints", "/samples"})
+  for (const auto& sub : {"", "/checkpoints", "/samples"}) {
     for (const auto& f : fs::directory_iterator(dir + sub)) {
       EXPECT_FALSE(io::is_temporary_name(f.path().filename().string())) << f.path();
-      if (f.is_regular_file() && f.path().extension() != ".lock")
+      if (f.is_regular_file() && f.path().extension() != ".lock") {
         EXPECT_GT(fs::file_size(f.path()), 0u) << f.path();
+      }
     }
+  }
   const auto all = list_checkpoints(dir + "/checkpoints");
   ASSERT_FALSE(all.empty());
   for (const auto& c : all) EXPECT_NO_THROW(load_checkpoint(c)) << c;

@@ -138,9 +138,10 @@ TEST(TrainSignals, KillNineAtRandomMomentsLeavesOnlyLoadableCheckpoints) {
     const int status = test::wait_for(child.pid(), 60);
     child.release();
     ASSERT_TRUE(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << test::read_text(log);
-    if (newest >= 0)
+    if (newest >= 0) {
       EXPECT_NE(test::read_text(log).find("resuming from " + checkpoint_path(ckdir, newest)), std::string::npos)
           << test::read_text(log);
+    }
     const auto all = list_checkpoints(ckdir);
     ASSERT_FALSE(all.empty()) << test::read_text(log);
     for (const auto& c : all) EXPECT_NO_THROW(load_checkpoint(c)) << c;

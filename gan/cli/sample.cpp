@@ -64,7 +64,7 @@ int sample_cmd(int argc, char** argv) {
     fail("sample: --out DIR is required (or --grid / --interpolate alone)");
   set_threads(r);
   for (const char* k : {"n", "per-class", "cols", "steps"})
-    if (r[k].as<int64_t>() < 0) fail("--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
+    if (r[k].as<int64_t>() < 0) fail(k == std::string("n") ? "-" : "--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
   const auto opt = sampler_options(r);
   const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
   const sample::Sampler s(ck, opt, std::cerr);

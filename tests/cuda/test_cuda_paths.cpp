@@ -80,7 +80,7 @@ TEST_F(Cuda, ForwardMatchesCpu) {
 TEST_F(Cuda, AutocastBf16) {
   const auto w = torch::randn({8, 4, 3, 3}, kGpu), x = torch::randn({2, 4, 8, 8}, kGpu);
   {
-    compat::NoAutocast ac(true);
+    compat::Autocast ac(true, torch::kCUDA);
     EXPECT_EQ(torch::conv2d(x, w).scalar_type(), torch::kBFloat16);
   }
   EXPECT_EQ(torch::conv2d(x, w).scalar_type(), torch::kFloat);  // restored on exit

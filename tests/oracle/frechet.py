@@ -24,10 +24,13 @@ for name, (dim, n1, n2) in cases.items():
 save(d, "frechet.pt", out)
 
 # npz as numpy writes them (stored and deflate), float64 and float32, one Fortran-ordered
+# (load_stats accepts only a symmetric PSD sigma; the Fortran case needs an asymmetric array to
+# show the transpose back, so it is read with npz::read).
 mu = rng.standard_normal(5)
-sigma = rng.standard_normal((5, 5))
+sigma = np.cov(rng.standard_normal((20, 5)), rowvar=False)
+raw = rng.standard_normal((5, 5))
 np.savez(os.path.join(d, "stored.npz"), mu=mu, sigma=sigma)
 np.savez_compressed(os.path.join(d, "compressed.npz"), mu=mu, sigma=sigma)
-np.savez(os.path.join(d, "f32_fortran.npz"), mu=mu.astype(np.float32), sigma=np.asfortranarray(sigma))
+np.savez(os.path.join(d, "f32_fortran.npz"), mu=mu.astype(np.float32), sigma=np.asfortranarray(raw))
 np.savez(os.path.join(d, "nosigma.npz"), mu=mu)
-save(d, "npz_expected.pt", {"mu": torch.from_numpy(mu), "sigma": torch.from_numpy(sigma)})
+save(d, "npz_expected.pt", {"mu": torch.from_numpy(mu), "sigma": torch.from_numpy(sigma), "raw": torch.from_numpy(raw)})
