@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace hamgan {
 
@@ -13,28 +14,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
   return out;
-}
-
-bool parse_int(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  size_t pos = 0;
-  try {
-    out = std::stoll(s, &pos, 10);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return pos == s.size();
-}
-
-bool parse_real(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  size_t pos = 0;
-  try {
-    out = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return pos == s.size() && std::isfinite(out);
 }
 
 std::string show(const YAML::Node& n) {

@@ -58,6 +58,13 @@ inline uint8_t clip8(int32_t v) {
   return static_cast<uint8_t>(v >> kPrecisionBits);
 }
 
+Image blank(int w, int h, int c) {
+  Image im;
+  im.width = w, im.height = h, im.channels = c;
+  im.pixels.resize(static_cast<size_t>(w) * h * c);
+  return im;
+}
+
 }  // namespace
 
 Image resize_box(const Image& in, int x0, int y0, int cw, int ch, int ow, int oh) {
@@ -67,11 +74,7 @@ Image resize_box(const Image& in, int x0, int y0, int cw, int ch, int ow, int oh
   const int C = in.channels;
   // Horizontal pass over the box rows: ch x ow.
   const Coeffs hx = coeffs(cw, ow);
-  Image mid;
-  mid.width = ow;
-  mid.height = ch;
-  mid.channels = C;
-  mid.pixels.resize(static_cast<size_t>(ow) * ch * C);
+  Image mid = blank(ow, ch, C);
   for (int y = 0; y < ch; ++y) {
     const uint8_t* row = in.pixels.data() + (static_cast<size_t>(y0 + y) * in.width + x0) * C;
     uint8_t* orow = mid.pixels.data() + static_cast<size_t>(y) * ow * C;
@@ -87,11 +90,7 @@ Image resize_box(const Image& in, int x0, int y0, int cw, int ch, int ow, int oh
   }
   // Vertical pass: oh x ow.
   const Coeffs vy = coeffs(ch, oh);
-  Image out;
-  out.width = ow;
-  out.height = oh;
-  out.channels = C;
-  out.pixels.resize(static_cast<size_t>(ow) * oh * C);
+  Image out = blank(ow, oh, C);
   const size_t stride = static_cast<size_t>(ow) * C;
   for (int yy = 0; yy < oh; ++yy) {
     const int ymin = vy.bounds[2 * yy], n = vy.bounds[2 * yy + 1];

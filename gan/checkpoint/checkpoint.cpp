@@ -39,21 +39,16 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   ar.write("loader_batch", c10::IValue(c.loader.batch_in_epoch));
   ar.write("has_ema", c10::IValue(c.g_ema != nullptr));
   ar.write("g_ema_standing", c10::IValue(c.g_ema ? c.ema_standing : int64_t(0)));
-  const auto sub_module = [&](const std::string& key, torch::nn::Module& m) {
+  const auto sub = [&](const std::string& key, auto& saveable) {  // a module or an optimizer
     torch::serialize::OutputArchive s;
-    m.save(s);
+    saveable.save(s);
     ar.write(key, s);
   };
-  sub_module("g", *c.g);
-  sub_module("d", *c.d);
-  if (c.g_ema) sub_module("g_ema", *c.g_ema);
-  const auto sub_opt = [&](const std::string& key, torch::optim::Optimizer& o) {
-    torch::serialize::OutputArchive s;
-    o.save(s);
-    ar.write(key, s);
-  };
-  sub_opt("opt_g", *c.opt_g);
-  sub_opt("opt_d", *c.opt_d);
+  sub("g", *c.g);
+  sub("d", *c.d);
+  if (c.g_ema) sub("g_ema", *c.g_ema);
+  sub("opt_g", *c.opt_g);
+  sub("opt_d", *c.opt_d);
   torch::serialize::OutputArchive rng;
   for (const auto& [name, state] : c.rng) rng.write(name, state.cpu(), /*is_buffer=*/true);
   ar.write("rng", rng);

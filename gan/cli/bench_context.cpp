@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/mac_counter.h"
+#include "core/parse_number.h"
 #include "gan/cli/commands.h"
 #include "layers/context/bare_operator.h"
 #include "layers/context/context.h"
@@ -36,13 +37,9 @@ std::vector<int64_t> parse_shape(const std::string& s) {
   std::stringstream ss(s);
   std::string part;
   while (std::getline(ss, part, 'x')) {
-    try {
-      size_t used = 0;
-      v.push_back(std::stoll(part, &used));
-      if (used != part.size() || v.back() < 1) throw std::invalid_argument(part);
-    } catch (const std::exception&) {
-      fail("--shape '", s, "': expected BxCxHxW with positive integers");
-    }
+    int64_t d = 0;
+    if (!parse_int(part, d) || d < 1) fail("--shape '", s, "': expected BxCxHxW with positive integers");
+    v.push_back(d);
   }
   if (v.size() != 4) fail("--shape '", s, "': expected BxCxHxW (4 numbers), got ", v.size());
   return v;
@@ -221,13 +218,10 @@ int bench_context(int argc, char** argv) {
       "bare", "the operator alone on Q = K = V = X, as the KAO/SAO tables")(
       "repeats", "timed runs per case (median reported)", cxxopts::value<int>()->default_value("3"))(
       "threads", "CPU threads for LibTorch", cxxopts::value<int>()->default_value("1"))(
-      "child", "internal: run one case in this process")("child-train", "internal")(
-      "h,help", "show help");
-  const auto r = opts.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << opts.help() << "\n";
-    return 0;
-  }
+      "child", "internal: run one case in this process")("child-train", "internal");
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   const int repeats = r["repeats"].as<int>(), threads = r["threads"].as<int>();
   if (repeats < 0 || repeats > 1000) fail("--repeats: expected 0..1000, got ", repeats);
   if (threads < 1) fail("--threads: expected >= 1, got ", threads);

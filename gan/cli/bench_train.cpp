@@ -19,13 +19,10 @@ int bench_train(int argc, char** argv) {
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
   opts.add_options()("iters", "timed iterations", cxxopts::value<int64_t>()->default_value("20"))(
       "warmup", "untimed iterations first", cxxopts::value<int64_t>()->default_value("3"))(
-      "batch", "batch size (default: train.batch_size)", cxxopts::value<int64_t>())(
-      "h,help", "show help");
-  const auto r = opts.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << opts.help() << "\n";
-    return 0;
-  }
+      "batch", "batch size (default: train.batch_size)", cxxopts::value<int64_t>());
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
   Config cfg = config_from(r);
   if (r.count("batch")) {

@@ -40,13 +40,11 @@ int classifier_train(int argc, char** argv) {
       "holdout", "fraction held out for the accuracy when the source has no test split",
       cxxopts::value<double>()->default_value("0.1"))(
       "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())(
-      "overwrite", "replace an existing --out file")("h,help", "help");
+      "overwrite", "replace an existing --out file");
   add_workers_option(o);
-  const auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(o, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (!r.count("out")) fail("classifier train: --out FILE is required");
   if (!r.count("data") && !r.count("config")) fail("classifier train: --data SRC (or -c config) is required");
   const std::string out = r["out"].as<std::string>();

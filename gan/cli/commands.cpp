@@ -36,6 +36,14 @@ Config config_from(const cxxopts::ParseResult& r) {
   return load_config(r["config"].as<std::string>(), ov);
 }
 
+std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc, char** argv) {
+  o.add_options()("h,help", "show this help");
+  auto r = o.parse(argc, argv);
+  if (!r.count("help")) return r;
+  std::cout << o.help() << "\n";
+  return std::nullopt;
+}
+
 void add_workers_option(cxxopts::Options& o) {
   o.add_options()("workers", "threads that read and decode images (data loader, image directories)",
                   cxxopts::value<int64_t>()->default_value("2"));

@@ -1,6 +1,7 @@
 // Subcommands of the `hamgan` executable; each takes the arguments after its name.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct Command {
 };
 const std::vector<Command>& commands();
 
+// Adds -h/--help and parses; after printing the help, nullopt (the command returns 0).
+std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc, char** argv);
 // Options every command that reads a config shares: --config, --threads, and trailing
 // key.sub=value overrides.
 void add_config_options(cxxopts::Options& opts, const std::string& default_config);

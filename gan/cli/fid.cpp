@@ -57,7 +57,7 @@ void add_common(cxxopts::Options& o) {
       cxxopts::value<int64_t>())(
       "channels", "read data sources with 1 or 3 channels (default: the classifier's, else 1 for fmnist, else 3)",
       cxxopts::value<int64_t>()->default_value("0"))(
-      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
+      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>());
   add_workers_option(o);
   add_device_option(o);
 }
@@ -152,11 +152,9 @@ int stats(int argc, char** argv) {
   o.add_options()("images", "image directory", cxxopts::value<std::string>())(
       "data", "data source (fmnist/cifar10 directory, ImageFolder, packed file)", cxxopts::value<std::string>())(
       "out", "output .npz", cxxopts::value<std::string>());
-  const auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(o, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (r.count("images") + r.count("data") != 1 || !r.count("out"))
     fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
   check_counts(r);
@@ -272,11 +270,9 @@ int fid(int argc, char** argv) {
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "also Inception Score and KID (KID needs --real to be a directory)");
   add_sample_options(o);
-  const auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(o, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (!r.count("real") || r.count("fake") + r.count("checkpoint") + r.count("run") != 1)
     fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
   check_counts(r);

@@ -42,12 +42,10 @@ void print_table(const std::string& title, const Trace& t, int64_t total) {
 int info(int argc, char** argv) {
   cxxopts::Options opts("hamgan info", "Print the resolved config and the model tables");
   add_config_options(opts, "configs/imagenet128_sagan.yaml");
-  opts.add_options()("h,help", "show help");
-  const auto r = opts.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << opts.help() << "\n";
-    return 0;
-  }
+  opts.add_options();
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
   const Config cfg = config_from(r);
   std::cout << "# hamgan built with " << compat::libtorch_description() << "\n";

@@ -56,14 +56,11 @@ int prepare(int argc, char** argv) {
       "jpeg-decoder", "libjpeg | stb", cxxopts::value<std::string>()->default_value("libjpeg"))(
       "bench", "instead of writing: time N loader batches from --data",
       cxxopts::value<int64_t>()->default_value("0"))(
-      "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"))(
-      "h,help", "show help");
+      "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"));
   add_workers_option(opts);
-  const auto r = opts.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << opts.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (!r.count("data")) fail("--data: required (the source dataset path)");
   const std::string dec = r["jpeg-decoder"].as<std::string>();
   if (dec != "libjpeg" && dec != "stb") fail("--jpeg-decoder '", dec, "': expected libjpeg or stb");

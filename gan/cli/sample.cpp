@@ -51,13 +51,11 @@ int sample_cmd(int argc, char** argv) {
       "cols", "grid columns", cxxopts::value<int64_t>()->default_value("8"))(
       "interpolate", "also latent interpolation rows PNG (one row per class)", cxxopts::value<std::string>())(
       "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"))(
-      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())("h,help", "help");
+      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>());
   add_device_option(o);
-  const auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(o, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
   const bool images = r.count("out") > 0;
   if (!images && !r.count("grid") && !r.count("interpolate"))

@@ -76,13 +76,11 @@ int train(int argc, char** argv) {
       "synthetic", "train on a synthetic dataset instead of data.*")(
       "nproc", "data-parallel worker processes on this machine (Gloo); for many nodes start "
                "each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
-      cxxopts::value<int>()->default_value("1"))("h,help", "show help");
+      cxxopts::value<int>()->default_value("1"));
   add_workers_option(opts);
-  const auto r = opts.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << opts.help() << "\n";
-    return 0;
-  }
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
   if (!r.count("out")) fail("--out: expected an output directory");
   const int nproc = r["nproc"].as<int>();
   if (nproc < 1 || nproc > 1024) fail("--nproc: expected 1..1024, got ", nproc);

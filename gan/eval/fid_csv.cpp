@@ -1,18 +1,14 @@
 #include "gan/eval/fid_csv.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 #include "io/atomic_file.h"
 
 namespace hamgan::eval {
@@ -22,32 +18,17 @@ const char* const kFidCsvHeaderV1 = "iteration,fid,is,kid,n,seconds";
 
 namespace {
 
-double parse_real(const std::string& s, bool empty_ok, const std::string& where, const char* col) {
-  if (s.empty() || s == "nan") {
-    if (s.empty() && !empty_ok) fail(where, ": column '", col, "' is empty; expected a number");
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  size_t used = 0;
+// A CSV cell: "" (where allowed) and "nan" are "not computed".
+double real_cell(const std::string& s, bool empty_ok, const std::string& where, const char* col) {
+  if (s == "nan" || (s.empty() && empty_ok)) return std::numeric_limits<double>::quiet_NaN();
   double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size()) fail(where, ": column '", col, "' is '", s, "'; expected a number");
+  if (!parse_real(s, v)) fail(where, ": column '", col, "' is '", s, "'; expected a number");
   return v;
 }
 
-int64_t parse_int(const std::string& s, const std::string& where, const char* col) {
-  size_t used = 0;
+int64_t count_cell(const std::string& s, const std::string& where, const char* col) {
   int64_t v = 0;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size() || v < 0)
-    fail(where, ": column '", col, "' is '", s, "'; expected a non-negative integer");
+  if (!parse_int(s, v) || v < 0) fail(where, ": column '", col, "' is '", s, "'; expected a non-negative integer");
   return v;
 }
 
@@ -78,13 +59,13 @@ std::vector<FidRow> read_fid_csv(const std::string& path) {
       fail(where, ": ", f.size(), " columns in '", line, "'; expected ", columns, " (",
            columns == 6 ? kFidCsvHeaderV1 : kFidCsvHeader, ")");
     FidRow r;
-    r.iteration = parse_int(f[0], where, "iteration");
-    r.fid = parse_real(f[1], false, where, "fid");
-    r.is = parse_real(f[2], true, where, "is");
-    r.kid = parse_real(f[3], true, where, "kid");
-    r.n = parse_int(f[4], where, "n");
-    r.seconds = parse_real(f[5], false, where, "seconds");
-    r.class_acc = columns == 8 ? parse_real(f[6], true, where, "class_acc") : std::numeric_limits<double>::quiet_NaN();
+    r.iteration = count_cell(f[0], where, "iteration");
+    r.fid = real_cell(f[1], false, where, "fid");
+    r.is = real_cell(f[2], true, where, "is");
+    r.kid = real_cell(f[3], true, where, "kid");
+    r.n = count_cell(f[4], where, "n");
+    r.seconds = real_cell(f[5], false, where, "seconds");
+    r.class_acc = columns == 8 ? real_cell(f[6], true, where, "class_acc") : std::numeric_limits<double>::quiet_NaN();
     if (columns == 8) {
       if (f[7].empty()) fail(where, ": column 'features' is empty; expected inception or a classifier identity");
       r.net = f[7] == "inception" ? "" : f[7];

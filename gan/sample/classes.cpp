@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace hamgan::sample {
 
@@ -16,14 +17,8 @@ std::vector<int64_t> parse_classes(const std::string& spec, int64_t n_classes) {
   }
   std::stringstream ss(spec);
   for (std::string item; std::getline(ss, item, ',');) {
-    size_t used = 0;
     int64_t c = -1;
-    try {
-      c = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size())
+    if (!parse_int(item, c))
       fail("--classes '", spec, "': '", item, "' is not a class index; expected 'all' or a comma list like 0,3,7");
     if (c < 0 || c >= n_classes)
       fail("--classes '", spec, "': class ", c, " is out of range; the model has ", n_classes,
