@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 #include "gan/config.h"
+#include "gan/cli/commands.h"
+#include "support/cli.h"
+#include "support/errors.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -163,4 +166,15 @@ TEST(Config, UnusableConfigFilesAreNamed) {
     EXPECT_NE(msg.find(path), std::string::npos) << msg;
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
   }
+}
+
+// `hamgan info --get KEY` prints one resolved value (scripts read the data path with it) and
+// names an unknown key.
+TEST(Config, InfoGetPrintsOneResolvedValue) {
+  const std::string cfg = test::source_path("configs/fmnist32_quickstart.yaml");
+  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "data.path"}), "/usr/share/datasets/fashion-mnist\n");
+  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "generator.context.type", "train.batch_size=8"}),
+            "ham_nmf\n");
+  const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--get", "train.nope"}); });
+  EXPECT_NE(e.find("--get 'train.nope': no such config key"), std::string::npos) << e;
 }

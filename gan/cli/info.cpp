@@ -2,8 +2,10 @@
 // batch 1 and parameters) and the totals.
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "core/compat.h"
+#include "core/error.h"
 #include "gan/cli/commands.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
@@ -42,12 +44,25 @@ void print_table(const std::string& title, const Trace& t, int64_t total) {
 int info(int argc, char** argv) {
   cxxopts::Options opts("hamgan info", "Print the resolved config and the model tables");
   add_config_options(opts, "configs/imagenet128_sagan.yaml");
-  opts.add_options();
+  opts.add_options()("get", "print only this resolved config value (e.g. data.path) and exit",
+                     cxxopts::value<std::string>());
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
   const Config cfg = config_from(r);
+  if (r.count("get")) {
+    const std::string key = r["get"].as<std::string>();
+    YAML::Node n = YAML::Clone(cfg.resolved);
+    std::stringstream parts(key);
+    for (std::string part; std::getline(parts, part, '.');) {
+      const YAML::Node& cn = n;  // const lookup: never inserts
+      if (!cn.IsMap() || !cn[part]) fail("--get '", key, "': no such config key (see the resolved config of hamgan info)");
+      n.reset(cn[part]);  // rebinds (operator= would overwrite the node)
+    }
+    std::cout << (n.IsScalar() ? n.Scalar() : to_yaml(n)) << "\n";
+    return 0;
+  }
   std::cout << "# hamgan built with " << compat::libtorch_description() << "\n";
   std::cout << "# resolved config (" << cfg.source << ")\n" << to_yaml(cfg.resolved) << "\n";
 

@@ -27,7 +27,7 @@ inline constexpr std::array<StatName, kNumStats> kStatNames = {{
 struct TrainMetrics {
   int64_t iteration = 0, total = 0;
   double wall_s = 0;          // since this process started training
-  double it_s = 0, img_s = 0; // since the previous report; img/s counts real images seen by D
+  double it_s = 0, img_s = 0; // since the previous report; img/s counts real images seen by D (all ranks)
   std::array<double, kNumStats> stat{};
   double g_lr = 0, d_lr = 0;
   double time_left_s = -1;    // until train.time_limit_minutes; negative: no limit (not logged)

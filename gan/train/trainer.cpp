@@ -305,12 +305,14 @@ class Run {
     }
     const auto& tc = cfg_.train;
     out_ << "training on " << device_.str() << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
-         << tc.batch_size
+         << tc.batch_size << (world() > 1 ? " per rank x " + std::to_string(world()) + " ranks" : std::string())
          << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
                                : std::string())
          << ", to iteration " << tc.iterations << "; output in " << dir_.string() << "\n";
     return start;
   }
+
+  int world() const { return opt_.dp ? opt_.dp->world_size() : 1; }
 
   // From the first step on: signal handlers, metrics.jsonl, the clock.
   void begin(const Trainer& t) {
@@ -373,7 +375,7 @@ class Run {
     m.total = cfg_.train.iterations;
     m.wall_s = std::chrono::duration<double>(now - t0_).count();
     m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
-    m.img_s = m.it_s * cfg_.train.batch_size * cfg_.train.n_dis;  // real images seen by D
+    m.img_s = m.it_s * cfg_.train.batch_size * world() * cfg_.train.n_dis;  // real images seen by D, all ranks
     for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean[j].item<double>();
     m.g_lr = cfg_.train.g_lr;
     m.d_lr = cfg_.train.d_lr;
