@@ -37,10 +37,15 @@ void check_against_torch(M m, const std::string& file) {
     EXPECT_TRUE(close(x1.grad(), get(d, "twice.grad_x1"), 1e-4, 1e-5)) << file;
   }
   EXPECT_TRUE(close(m->weight_u, get(d, "twice.u"), kRtol, kAtol)) << file;
+  // Eval mode leaves u and v bit for bit as they were; against torch they agree to rounding
+  // (the train steps' power iterations round differently in other LibTorch versions).
+  const torch::Tensor u = m->weight_u.clone(), v = m->weight_v.clone();
   m->eval();
   EXPECT_TRUE(close(m->forward(get(d, "eval.x")), get(d, "eval.y"), kRtol, kAtol)) << file;
-  EXPECT_TRUE(close(m->weight_u, get(d, "eval.u"), 0, 0)) << file << ": eval mode changed u";
-  EXPECT_TRUE(close(m->weight_v, get(d, "eval.v"), 0, 0)) << file << ": eval mode changed v";
+  EXPECT_TRUE(close(m->weight_u, u, 0, 0)) << file << ": eval mode changed u";
+  EXPECT_TRUE(close(m->weight_v, v, 0, 0)) << file << ": eval mode changed v";
+  EXPECT_TRUE(close(m->weight_u, get(d, "eval.u"), kRtol, kAtol)) << file;
+  EXPECT_TRUE(close(m->weight_v, get(d, "eval.v"), kRtol, kAtol)) << file;
 }
 
 }  // namespace
