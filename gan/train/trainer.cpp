@@ -36,6 +36,11 @@ namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);
 }
+// acc += v * scale over the micro-batches of a step (v detached; acc undefined at first).
+void accumulate(torch::Tensor& acc, const torch::Tensor& v, double scale) {
+  const torch::Tensor t = v.detach() * scale;
+  acc = acc.defined() ? acc + t : t;
+}
 torch::optim::AdamOptions adam(double lr, const TrainConfig& t) {
   return torch::optim::AdamOptions(lr).betas(std::make_tuple(t.beta1, t.beta2)).eps(t.adam_eps);
 }
@@ -112,14 +117,10 @@ void Trainer::step(BatchSource& real) {
       const torch::Tensor o_real = out.narrow(0, 0, mb), o_fake = out.narrow(0, mb, mb);
       const DLoss l = d_loss(loss_, o_real, o_fake);
       ((l.real + l.fake) * scale).backward();
-      const auto add = [&](torch::Tensor& acc, const torch::Tensor& v) {
-        const torch::Tensor t = v.detach() * scale;
-        acc = acc.defined() ? acc + t : t;
-      };
-      add(d_real_loss, l.real);
-      add(d_fake_loss, l.fake);
-      add(d_real, o_real.mean());
-      add(d_fake, o_fake.mean());
+      accumulate(d_real_loss, l.real, scale);
+      accumulate(d_fake_loss, l.fake, scale);
+      accumulate(d_real, o_real.mean(), scale);
+      accumulate(d_fake, o_fake.mean(), scale);
     }
     if (dp_) dp_->average_gradients(*d_);
     if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
@@ -137,8 +138,7 @@ void Trainer::step(BatchSource& real) {
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
     (l * scale).backward();
-    const torch::Tensor t = l.detach() * scale;
-    g_loss_sum = g_loss_sum.defined() ? g_loss_sum + t : t;
+    accumulate(g_loss_sum, l, scale);
   }
   if (dp_) dp_->average_gradients(*g_);
   if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
