@@ -96,7 +96,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema_rampup = t.real("ema_rampup", 0.05, 0.0, 1.0);
   cfg.train.ema_standing_batches = t.integer("ema_standing_batches", 200, 0, 100000);
   cfg.train.amp = t.choice("amp", "auto", {"auto", "true", "false"});
-  cfg.train.channels_last = t.boolean("channels_last", false);
+  cfg.train.channels_last = t.boolean("channels_last", true);
   cfg.train.device = t.choice("device", "auto", {"cpu", "cuda", "auto"});
   cfg.train.log_every = t.integer("log_every", 50, 1);
   cfg.train.sample_every = t.integer("sample_every", 1000, 0);

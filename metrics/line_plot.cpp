@@ -75,9 +75,10 @@ void range(double& lo, double& hi, double pad) {
 
 }  // namespace
 
-const std::array<std::array<uint8_t, 3>, 5>& plot_palette() {
-  static const std::array<std::array<uint8_t, 3>, 5> p = {
-      kPlotLine, Rgb{255, 127, 14}, Rgb{44, 160, 44}, Rgb{214, 39, 40}, Rgb{148, 103, 189}};
+const std::array<std::array<uint8_t, 3>, 10>& plot_palette() {
+  static const std::array<std::array<uint8_t, 3>, 10> p = {
+      kPlotLine,         Rgb{255, 127, 14}, Rgb{44, 160, 44},  Rgb{214, 39, 40},  Rgb{148, 103, 189},
+      Rgb{140, 86, 75},  Rgb{227, 119, 194}, Rgb{127, 127, 127}, Rgb{188, 189, 34}, Rgb{23, 190, 207}};
   return p;
 }
 
@@ -101,8 +102,16 @@ torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<Series>
     std::sort(pts.begin(), pts.end());
     all.push_back(std::move(pts));
   }
+  // The legend (several series) goes in the top margin, one row; when that row would not fit
+  // over the plotting area, in a column at the right instead.
+  int64_t row_width = 0, column_width = 0;
+  for (const Series& sr : series)
+    row_width += text_width(sr.name) + 28, column_width = std::max(column_width, text_width(sr.name) + 28);
   PlotFrame f;
   f.left = 64, f.right = st.width - 20, f.top = 24, f.bottom = st.height - 40;
+  const bool legend_column = series.size() > 1 && row_width > f.right - f.left;
+  if (legend_column) f.right -= column_width;
+  if (f.right - f.left < 80) fail("line plot: ", st.width, " px is too narrow for the legend of ", series.size(), " series");
   f.x0 = f.x1 = all[0][0].first;
   f.y0 = f.y1 = all[0][0].second;
   for (const auto& pts : all)
@@ -145,14 +154,19 @@ torch::Tensor line_plot(const std::vector<double>& xs, const std::vector<Series>
         for (int64_t dy = -2; dy <= 2; ++dy)
           for (int64_t dx = -2; dx <= 2; ++dx) put(a, h, w, f.px(p.first) + dx, f.py(p.second) + dy, c);
   }
-  if (series.size() > 1) {  // legend in the top margin, right-aligned: a short line and the name per series
+  auto legend_entry = [&](int64_t x, int64_t y, size_t k) {  // a short thick line, then the name
+    draw_text(img, x + 16, y, series[k].name, plot_palette()[k]);
+    line(a, h, w, x, y + 3, x + 12, y + 3, plot_palette()[k]);
+    line(a, h, w, x, y + 4, x + 12, y + 4, plot_palette()[k]);
+  };
+  if (legend_column) {
+    for (size_t k = 0; k < series.size(); ++k) legend_entry(f.right + 12, f.top + 4 + static_cast<int64_t>(k) * 14, k);
+  } else if (series.size() > 1) {  // top margin, right-aligned
     int64_t x = f.right;
     for (size_t k = series.size(); k-- > 0;) {
-      x -= text_width(series[k].name);
-      draw_text(img, x, 8, series[k].name, plot_palette()[k]);
-      line(a, h, w, x - 16, 11, x - 4, 11, plot_palette()[k]);
-      line(a, h, w, x - 16, 12, x - 4, 12, plot_palette()[k]);
-      x -= 28;
+      x -= text_width(series[k].name) + 16;
+      legend_entry(x, 8, k);
+      x -= 12;
     }
   }
   if (frame_out) *frame_out = f;

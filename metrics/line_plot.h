@@ -2,7 +2,8 @@
 // --run`, the training losses in metrics.png): white background, axes with "nice" ticks
 // (1, 2, 5 x 10^k) labelled in a 5x7 bitmap font, each series as a line with a point (5x5
 // square) at every sample (no points when a series has more than 200), a legend when there
-// are several. NaN values are skipped. Panels stack into one image.
+// are several (in the top margin, or in a column at the right when one row does not fit). NaN
+// values are skipped, so series with samples at different x share one xs with NaN gaps. Panels stack into one image.
 #pragma once
 #include <torch/torch.h>
 
@@ -28,8 +29,8 @@ struct PlotFrame {
   int64_t py(double y) const;
 };
 
-// Line colours of series 0, 1, ... (matplotlib's first five).
-const std::array<std::array<uint8_t, 3>, 5>& plot_palette();
+// Line colours of series 0, 1, ... (matplotlib's "tab10"): at most 10 series per plot.
+const std::array<std::array<uint8_t, 3>, 10>& plot_palette();
 
 struct Series {
   std::string name;  // legend text

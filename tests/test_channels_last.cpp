@@ -29,7 +29,7 @@ Config config_with(const std::string& type) {
   y << "model: {resolution: 32, n_classes: 5, image_channels: 3}\n"
     << "generator: {ch: 8, z_dim: 16, context: {type: " << type << ", resolution: 32}}\n"
     << "discriminator: {ch: 8, context: {type: " << type << ", resolution: 16}}\n"
-    << "train: {batch_size: 4, ema_start: 0, seed: 3, amp: false}\n";
+    << "train: {batch_size: 4, ema_start: 0, seed: 3, amp: false, channels_last: false}\n";
   return parse_config(y.str(), "test config");
 }
 

@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       {"sample", "PNG samples of a checkpoint (ImageFolder layout), class grid, interpolations", sample_cmd},
       {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
       {"classifier", "classifier train: a domain classifier for `fid --features` (FID + class accuracy)", classifier},
+      {"compare", "scored runs side by side: FID / class accuracy against iteration, one line per run", compare},
   };
   return all;
 }

@@ -47,7 +47,7 @@ void add_common(cxxopts::Options& o) {
       "resize", "torch (pytorch-fid) or tf (torch-fidelity, TF 1.x bilinear)",
       cxxopts::value<std::string>()->default_value("torch"))(
       "batch", "images per Inception batch", cxxopts::value<int64_t>()->default_value("50"))(
-      "channels-last", "channels-last memory format for Inception (off by default, as train.channels_last)")(
+      "channels-last", "channels-last memory format for Inception (off by default: no faster here, README)")(
       "n,count", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
            "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
       "c,config", "config whose eval.inception names the weights", cxxopts::value<std::string>())(

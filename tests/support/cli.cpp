@@ -2,12 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 
 namespace hamgan::test {
 
 std::string fresh_dir(const std::string& test, const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("hamgan_" + test + "_" + name);
+  // Keyed by the build directory too, so the suites of two builds (1.13 and 2.x) can run at once.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  char build[17];
+  std::snprintf(build, sizeof build, "%08zx", std::hash<std::string>{}(exe.parent_path().string()) & 0xffffffffu);
+  const auto p = std::filesystem::temp_directory_path() / ("hamgan_" + test + "_" + name + "_" + build);
   std::filesystem::remove_all(p);
   return p.string();
 }

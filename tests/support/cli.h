@@ -5,7 +5,7 @@
 
 namespace hamgan::test {
 
-// <tmp>/hamgan_<test>_<name>, removed first so every run starts empty.
+// <tmp>/hamgan_<test>_<name>_<hash of the build directory>, removed first so every run starts empty.
 std::string fresh_dir(const std::string& test, const std::string& name);
 
 // Runs a command function (e.g. cli::fid) as `hamgan <name> args...`, expects exit status 0

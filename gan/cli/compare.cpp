@@ -1,0 +1,32 @@
+// hamgan compare --run DIR --run DIR ... --out PREFIX
+// Scored runs side by side: PREFIX.png (FID and class accuracy against iteration, one line per
+// run), PREFIX.csv (last and best scores, median img/s) and a ranking table on stdout.
+#include <iostream>
+
+#include "core/error.h"
+#include "gan/cli/commands.h"
+#include "gan/eval/compare_runs.h"
+
+namespace hamgan::cli {
+
+int compare(int argc, char** argv) {
+  cxxopts::Options opts("hamgan compare",
+                        "Scored runs (hamgan fid --run) side by side: one figure, one table, a ranking");
+  opts.add_options()("run", "a run directory with fid.csv (repeat, up to 10)",
+                     cxxopts::value<std::vector<std::string>>())(
+      "out", "writes OUT.png and OUT.csv", cxxopts::value<std::string>());
+  const auto parsed = parse_or_help(opts, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& r = *parsed;
+  if (!r.count("run")) fail("compare: expected --run DIR (one per run to compare)");
+  if (!r.count("out")) fail("compare: expected --out PREFIX (writes PREFIX.png and PREFIX.csv)");
+  const auto dirs = r["run"].as<std::vector<std::string>>();
+  const std::string out = r["out"].as<std::string>();
+  const auto runs = eval::summarize_runs(dirs);
+  eval::plot_runs(dirs, out + ".png");
+  eval::write_run_summaries(runs, out + ".csv");
+  std::cout << eval::ranking_table(runs) << "wrote " << out << ".png and " << out << ".csv\n";
+  return 0;
+}
+
+}  // namespace hamgan::cli

@@ -1,0 +1,155 @@
+#include "gan/eval/compare_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "gan/eval/fid_csv.h"
+#include "gan/train/metrics_plot.h"
+#include "io/atomic_file.h"
+#include "io/png.h"
+#include "metrics/feature_net.h"
+#include "metrics/line_plot.h"
+
+namespace hamgan::eval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string run_name(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "runs/a/"
+  return p.filename().string();
+}
+
+std::vector<FidRow> scored_rows(const std::string& dir) {
+  const std::string csv = (fs::path(dir) / "fid.csv").string();
+  if (!fs::is_regular_file(csv)) fail("--run ", dir, ": no fid.csv (score the run first: hamgan fid --run ", dir, ")");
+  auto rows = read_fid_csv(csv);
+  if (rows.empty()) fail(csv, ": no scored checkpoints");
+  std::sort(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) { return a.iteration < b.iteration; });
+  return rows;
+}
+
+double median_img_s(const std::string& dir) {
+  const std::string log = (fs::path(dir) / "metrics.jsonl").string();
+  if (!fs::is_regular_file(log)) return kNaN;
+  std::vector<double> v;
+  for (const auto& rec : read_metrics_jsonl(log)) {
+    const auto it = rec.find("img_s");
+    if (it != rec.end() && std::isfinite(it->second)) v.push_back(it->second);
+  }
+  if (v.empty()) return kNaN;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::string fmt(double v, const char* f) {
+  if (!std::isfinite(v)) return "";
+  char b[48];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs) {
+  if (run_dirs.empty()) fail("compare: no --run given");
+  if (run_dirs.size() > metrics::plot_palette().size())
+    fail("compare: ", run_dirs.size(), " runs; at most ", metrics::plot_palette().size(), " fit one figure");
+  std::vector<RunSummary> out;
+  std::map<std::string, std::string> seen;  // name -> directory
+  for (const std::string& dir : run_dirs) {
+    RunSummary s;
+    s.name = run_name(dir);
+    if (seen.count(s.name)) fail("compare: --run ", seen[s.name], " and ", dir, " share the name '", s.name, "'");
+    seen[s.name] = dir;
+    const auto rows = scored_rows(dir);
+    std::set<std::string> nets;
+    for (const auto& r : rows) nets.insert(r.net);
+    if (nets.size() > 1) fail(dir, "/fid.csv: rows scored in more than one feature network");
+    s.features = rows[0].net;
+    if (!out.empty() && s.features != out[0].features)
+      fail("compare: ", dir, " was scored in the features of ", metrics::describe_feature_net(s.features), ", ",
+           run_dirs[0], " in those of ", metrics::describe_feature_net(out[0].features),
+           "; FIDs of different feature networks do not compare (score both with the same network)");
+    const FidRow& last = rows.back();
+    s.iteration = last.iteration, s.fid = last.fid, s.class_acc = last.class_acc;
+    const auto best = std::min_element(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) {
+      return a.fid < b.fid;
+    });
+    s.best_iteration = best->iteration, s.best_fid = best->fid, s.best_class_acc = best->class_acc;
+    s.img_s = median_img_s(dir);
+    out.push_back(s);
+  }
+  return out;
+}
+
+void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_path) {
+  const auto runs = summarize_runs(run_dirs);  // validates
+  std::set<int64_t> its;
+  std::vector<std::map<int64_t, FidRow>> by_run;
+  for (const auto& dir : run_dirs) {
+    std::map<int64_t, FidRow> m;
+    for (const auto& r : scored_rows(dir)) m[r.iteration] = r, its.insert(r.iteration);
+    by_run.push_back(m);
+  }
+  // One x axis for all runs; a run without a score at some iteration has NaN there (skipped).
+  const std::vector<double> xs(its.begin(), its.end());
+  std::vector<metrics::Series> fid, acc;
+  bool all_acc = true;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    metrics::Series f{runs[k].name, {}}, a{runs[k].name, {}};
+    for (double x : xs) {
+      const auto it = by_run[k].find(static_cast<int64_t>(x));
+      f.ys.push_back(it == by_run[k].end() ? kNaN : it->second.fid);
+      a.ys.push_back(it == by_run[k].end() ? kNaN : it->second.class_acc);
+    }
+    all_acc = all_acc && std::isfinite(runs[k].class_acc);
+    fid.push_back(f), acc.push_back(a);
+  }
+  metrics::PlotStyle st;
+  st.width = 800, st.height = 440;
+  st.y_label = runs[0].features.empty() ? "FID" : "FID (DOMAIN FEATURES)";
+  std::vector<torch::Tensor> panels = {metrics::line_plot(xs, fid, st)};
+  if (all_acc) {
+    st.y_label = "CLASS ACCURACY";
+    panels.push_back(metrics::line_plot(xs, acc, st));
+  }
+  write_png(png_path, metrics::stack_panels(panels));
+}
+
+void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path) {
+  std::ostringstream o;
+  o << "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n";
+  for (const auto& r : runs)
+    o << r.name << "," << r.iteration << "," << fmt(r.fid, "%.4f") << "," << fmt(r.class_acc, "%.4f") << ","
+      << r.best_iteration << "," << fmt(r.best_fid, "%.4f") << "," << fmt(r.best_class_acc, "%.4f") << ","
+      << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features) << "\n";
+  io::write_file_atomically(csv_path, o.str());
+}
+
+std::string ranking_table(std::vector<RunSummary> runs) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.fid < b.fid; });
+  std::ostringstream o;
+  o << "| rank | run | iteration | FID | class acc | best FID (iteration) | class acc there | img/s |\n"
+    << "|---|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " | " << fmt(r.fid, "%.1f") << " | "
+      << fmt(r.class_acc, "%.3f") << " | " << fmt(r.best_fid, "%.1f") << " (" << r.best_iteration << ") | "
+      << fmt(r.best_class_acc, "%.3f") << " | " << fmt(r.img_s, "%.1f") << " |\n";
+  }
+  return o.str();
+}
+
+}  // namespace hamgan::eval

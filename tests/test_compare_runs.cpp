@@ -1,0 +1,146 @@
+// `hamgan compare`: scored runs side by side (the module comparison of docs/modules): the
+// summary table (last, best, median img/s), the ranking, the figure, and the errors that keep
+// incomparable runs apart. Also the line plot's legend column for many series.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gan/cli/commands.h"
+#include "gan/eval/compare_runs.h"
+#include "gan/eval/fid_csv.h"
+#include "io/decode.h"
+#include "io/image.h"
+#include "metrics/line_plot.h"
+#include "support/cli.h"
+#include "support/errors.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh(const std::string& name) { return test::fresh_dir("test_compare_runs", name); }
+
+// A run directory with fid.csv rows {iteration, fid, class_acc} scored in `net`, and a
+// metrics.jsonl carrying the given img_s values.
+std::string make_run(const std::string& dir, const std::vector<std::array<double, 3>>& rows, const std::string& net,
+                     const std::vector<double>& img_s) {
+  fs::create_directories(dir);
+  for (const auto& r : rows) {
+    eval::FidRow row;
+    row.iteration = static_cast<int64_t>(r[0]), row.fid = r[1], row.class_acc = r[2], row.net = net;
+    row.is = row.kid = std::nan(""), row.n = 1000, row.seconds = 1;
+    eval::append_fid_row(dir + "/fid.csv", row);
+  }
+  std::ofstream log(dir + "/metrics.jsonl");
+  for (size_t i = 0; i < img_s.size(); ++i)
+    log << "{\"iteration\": " << 25 * (i + 1) << ", \"g_loss\": 0.5, \"img_s\": " << img_s[i] << "}\n";
+  return dir;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int64_t count_colour(const torch::Tensor& chw, int64_t y0, int64_t y1, std::array<uint8_t, 3> c) {
+  const torch::Tensor u = (chw * 255).round().to(torch::kUInt8).slice(1, y0, y1);
+  return (u[0].eq(c[0]) & u[1].eq(c[1]) & u[2].eq(c[2])).sum().item<int64_t>();
+}
+
+}  // namespace
+
+// Run A: FID 100, 80, 90 (best 80 at 1000, last 90 at 1500); run B: FID 120, 70 (last = best).
+// The CSV holds last and best rows and the median img/s; the ranking puts B (70) first; the
+// figure has a FID and a class-accuracy panel, each with both runs' colours.
+TEST(CompareRuns, SummaryRankingAndFigure) {
+  const std::string root = fresh("summary");
+  const std::string a = make_run(root + "/ham_nmf", {{{500, 100, 0.5}}, {{1000, 80, 0.6}}, {{1500, 90, 0.7}}},
+                                 "clf-1", {10, 30, 20});
+  const std::string b = make_run(root + "/sao", {{{500, 120, 0.4}}, {{1000, 70, 0.8}}}, "clf-1", {40});
+  const std::string out = test::run_cli(cli::compare, "compare", {"--run", a, "--run", b + "/", "--out", root + "/cmp"});
+  EXPECT_EQ(read(root + "/cmp.csv"),
+            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n"
+            "ham_nmf,1500,90.0000,0.7000,1000,80.0000,0.6000,20.0,clf-1\n"
+            "sao,1000,70.0000,0.8000,1000,70.0000,0.8000,40.0,clf-1\n");
+  EXPECT_NE(out.find("| 1 | sao | 1000 | 70.0 | 0.800 | 70.0 (1000) | 0.800 | 40.0 |"), std::string::npos) << out;
+  EXPECT_NE(out.find("| 2 | ham_nmf | 1500 | 90.0 | 0.700 | 80.0 (1000) | 0.600 | 20.0 |"), std::string::npos) << out;
+  const torch::Tensor img = to_tensor(decode_image(root + "/cmp.png"));
+  ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 880, 800}));
+  for (int64_t panel : {0, 1})
+    for (size_t k : {0, 1})
+      EXPECT_GT(count_colour(img, panel * 440, panel * 440 + 440, metrics::plot_palette()[k]), 50)
+          << "panel " << panel << " series " << k;
+}
+
+// Runs without class accuracy (Inception) get one panel; img/s is empty without a log.
+TEST(CompareRuns, InceptionRunsWithoutLog) {
+  const std::string root = fresh("inception");
+  const std::string a = make_run(root + "/a", {{{100, 50, std::nan("")}}}, "", {});
+  fs::remove(a + "/metrics.jsonl");
+  const std::string b = make_run(root + "/b", {{{100, 40, std::nan("")}}, {{200, 30, std::nan("")}}}, "", {5});
+  test::run_cli(cli::compare, "compare", {"--run", a, "--run", b, "--out", root + "/cmp"});
+  EXPECT_EQ(read(root + "/cmp.csv"),
+            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n"
+            "a,100,50.0000,,100,50.0000,,,inception\n"
+            "b,200,30.0000,,200,30.0000,,5.0,inception\n");
+  EXPECT_EQ(to_tensor(decode_image(root + "/cmp.png")).sizes(), (std::vector<int64_t>{3, 440, 800}));
+}
+
+// Errors name the run and what was expected; nothing is written when the input is bad.
+TEST(CompareRuns, ErrorsNameTheRun) {
+  const std::string root = fresh("errors");
+  const std::string a = make_run(root + "/a", {{{100, 50, 0.5}}}, "clf-1", {1});
+  const std::string c = make_run(root + "/c", {{{100, 50, 0.5}}}, "clf-2", {1});
+  fs::create_directories(root + "/empty");
+  std::string e = test::error_of([&] { eval::summarize_runs({a, root + "/empty"}); });
+  EXPECT_NE(e.find(root + "/empty"), std::string::npos) << e;
+  EXPECT_NE(e.find("no fid.csv"), std::string::npos) << e;
+  EXPECT_NE(e.find("hamgan fid --run"), std::string::npos) << e;
+  e = test::error_of([&] { eval::summarize_runs({a, c}); });
+  EXPECT_NE(e.find("clf-2"), std::string::npos) << e;
+  EXPECT_NE(e.find("do not compare"), std::string::npos) << e;
+  e = test::error_of([&] { eval::summarize_runs({a, root + "/x/../a"}); });
+  EXPECT_NE(e.find("share the name 'a'"), std::string::npos) << e;
+  e = test::error_of([&] { eval::summarize_runs(std::vector<std::string>(11, a)); });
+  EXPECT_NE(e.find("11 runs; at most 10"), std::string::npos) << e;
+  e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--run", a, "--run", c, "--out", root + "/cmp"}); });
+  EXPECT_NE(e.find("do not compare"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(root + "/cmp.png"));
+  EXPECT_FALSE(fs::exists(root + "/cmp.csv"));
+  e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--run", a}); });
+  EXPECT_NE(e.find("--out"), std::string::npos) << e;
+}
+
+// Eight series with long names do not fit one legend row over the plot: the legend becomes a
+// column right of the plotting area, each name in its colour; lines keep their colours.
+TEST(LinePlot, LegendColumnForManySeries) {
+  const std::vector<double> xs = {0, 1, 2};
+  std::vector<metrics::Series> series;
+  for (int k = 0; k < 8; ++k)
+    series.push_back({"SELF_ATTENTION_" + std::to_string(k), {double(k), double(k) + 1, std::nan("")}});
+  metrics::PlotFrame f;
+  const torch::Tensor img = metrics::line_plot(xs, series, metrics::PlotStyle{}, &f);
+  EXPECT_LT(f.right, 640 - 20 - 100);  // room taken for the column
+  for (int k = 0; k < 8; ++k) {
+    const auto c = metrics::plot_palette()[k];
+    int64_t in_column = 0;
+    for (int64_t y = 0; y < img.size(0); ++y)
+      for (int64_t x = f.right + 1; x < img.size(1); ++x)
+        in_column += img[y][x][0].item<uint8_t>() == c[0] && img[y][x][1].item<uint8_t>() == c[1] &&
+                     img[y][x][2].item<uint8_t>() == c[2];
+    EXPECT_GT(in_column, 20) << "legend entry " << k;
+    const auto at = img[f.py(k)][f.px(0)];
+    EXPECT_EQ((std::array<uint8_t, 3>{at[0].item<uint8_t>(), at[1].item<uint8_t>(), at[2].item<uint8_t>()}), c);
+  }
+  const std::string e = test::error_of([&] {
+    metrics::PlotStyle narrow;
+    narrow.width = 200;
+    metrics::line_plot(xs, series, narrow);
+  });
+  EXPECT_NE(e.find("too narrow for the legend of 8 series"), std::string::npos) << e;
+}
