@@ -70,22 +70,18 @@ torch::Tensor all_grads(torch::nn::Module& m) {
   return torch::cat(g);
 }
 
-// An NMF that records the dtype of every X it is given.
+// An NMF that records the dtypes its one_step solve is given and returns.
 class RecordingNMF : public NMF {
  public:
   RecordingNMF() : NMF(NMFOptions{}) {}
-  void iterate(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef,
-               int64_t steps) const override {
-    seen.push_back(x.scalar_type());
-    seen.push_back(bases.scalar_type());
-    NMF::iterate(x, bases, coef, steps);
+  Decomposed solve_one_step(const torch::Tensor& raw, const torch::Tensor& bases0,
+                            int64_t steps) const override {
+    raw_dtype = raw.scalar_type();
+    Decomposed m = NMF::solve_one_step(raw, bases0, steps);
+    seen = {bases0.scalar_type(), m.bases.scalar_type(), m.coef.scalar_type()};
+    return m;
   }
-  torch::Tensor final_coef(const torch::Tensor& x, const torch::Tensor& bases,
-                           const torch::Tensor& coef) const override {
-    seen.push_back(x.scalar_type());
-    seen.push_back(coef.scalar_type());
-    return NMF::final_coef(x, bases, coef);
-  }
+  mutable torch::ScalarType raw_dtype = torch::kFloat;
   mutable std::vector<torch::ScalarType> seen;
 };
 
@@ -156,7 +152,8 @@ TEST(Amp, Fp32PartsStayFp32UnderAutocast) {
   const torch::Tensor hf = h.to(torch::kFloat);
   EXPECT_TRUE(test::close(bn->running_mean, hf.mean({0, 2, 3}), 1e-5, 1e-6));
   EXPECT_TRUE(test::close(y, torch::batch_norm(hf, {}, {}, {}, {}, true, 0.1, 1e-5, false), 1e-4, 1e-4));
-  // The Hamburger: its bread may run in bf16, the decomposition sees only fp32.
+  // The Hamburger: its bread may run in bf16; the decomposition takes the bf16 lower-bread
+  // output and computes in fp32 (D0, D and C fp32; test_nmf_cpu checks the values are fp32's).
   auto opt = std::make_shared<HamburgerOptions>();
   auto nmf = std::make_shared<RecordingNMF>();
   opt->ham = nmf;
@@ -168,7 +165,8 @@ TEST(Amp, Fp32PartsStayFp32UnderAutocast) {
   HamburgerImpl ham(spec);
   const torch::Tensor out = ham.forward(torch::randn({2, 16, 8, 8}), torch::tensor({0, 2}));
   EXPECT_EQ(out.scalar_type(), torch::kFloat);
-  ASSERT_EQ(nmf->seen.size(), 4u);
+  EXPECT_EQ(nmf->raw_dtype, torch::kBFloat16);
+  ASSERT_EQ(nmf->seen.size(), 3u);
   for (auto t : nmf->seen) EXPECT_EQ(t, torch::kFloat);
 }
 

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/mac_counter.h"
 #include "core/parse_number.h"
+#include "core/threads.h"
 #include "gan/cli/commands.h"
 #include "layers/context/bare_operator.h"
 #include "layers/context/context.h"
@@ -225,7 +226,7 @@ int bench_context(int argc, char** argv) {
   const int repeats = r["repeats"].as<int>(), threads = r["threads"].as<int>();
   if (repeats < 0 || repeats > 1000) fail("--repeats: expected 0..1000, got ", repeats);
   if (threads < 1) fail("--threads: expected >= 1, got ", threads);
-  at::set_num_threads(threads);
+  hamgan::set_threads(threads);
   const bool bare = r.count("bare") > 0;
   std::vector<std::string> shapes =
       r.count("shape") ? r["shape"].as<std::vector<std::string>>() : kDefaultShapes;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/threads.h"
 
 namespace hamgan::cli {
 
@@ -64,8 +65,7 @@ int64_t workers_of(const cxxopts::ParseResult& r) {
 void set_threads(const cxxopts::ParseResult& r) {
   int n = static_cast<int>(std::thread::hardware_concurrency());
   if (r.count("threads")) n = r["threads"].as<int>();
-  if (n < 1) n = 1;
-  at::set_num_threads(n);
+  hamgan::set_threads(n);
 }
 
 }  // namespace hamgan::cli

@@ -28,7 +28,7 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc,
 // key.sub=value overrides.
 void add_config_options(cxxopts::Options& opts, const std::string& default_config);
 Config config_from(const cxxopts::ParseResult& r);
-// at::set_num_threads(--threads or the core count): Debian's build defaults to 1.
+// hamgan::set_threads(--threads or the core count; core/threads.h): Debian's build defaults to 1.
 void set_threads(const cxxopts::ParseResult& r);
 // The flags with one meaning wherever they appear: --workers (threads that read and decode
 // images; default 2) and --device (cpu, cuda or auto, default auto, as train.device).

@@ -22,6 +22,11 @@ Decomposed solve(const Decomposition& ham, const torch::Tensor& x, const torch::
   return {torch::Tensor(), bases, coef};
 }
 
+Decomposed Decomposition::solve_one_step(const torch::Tensor& raw, const torch::Tensor& bases0,
+                                         int64_t steps) const {
+  return solve(*this, prepare(raw).to(bases0.scalar_type()), bases0, steps, HamGrad::one_step);
+}
+
 Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
                      int64_t steps, HamGrad grad) {
   Decomposed m = solve(ham, x, bases0, steps, grad);

@@ -14,6 +14,12 @@ enum class HamGrad {
   bptt,      // autograd through every step
 };
 
+struct Decomposed {
+  torch::Tensor output;  // D C (batch x d x n); undefined from solve()
+  torch::Tensor bases;   // D after the K steps
+  torch::Tensor coef;    // the final C
+};
+
 class Decomposition {
  public:
   virtual ~Decomposition() = default;
@@ -39,12 +45,10 @@ class Decomposition {
   // The update of C with D fixed that ends the algorithm (the differentiable one in one_step).
   virtual torch::Tensor final_coef(const torch::Tensor& x, const torch::Tensor& bases,
                                    const torch::Tensor& coef) const = 0;
-};
-
-struct Decomposed {
-  torch::Tensor output;  // D C (batch x d x n); undefined from solve()
-  torch::Tensor bases;   // D after the K steps
-  torch::Tensor coef;    // the final C
+  // solve(prepare(raw) in bases0's dtype, bases0, steps, one_step) from the lower bread's raw
+  // output (any float dtype and strides); a ham may fuse the whole of it (NMF on the CPU).
+  virtual Decomposed solve_one_step(const torch::Tensor& raw, const torch::Tensor& bases0,
+                                    int64_t steps) const;
 };
 
 // K steps from bases0, then final_coef; gradients as `grad` says. No output: callers that

@@ -30,7 +30,7 @@ void HamburgerImpl::reseed(uint64_t seed) {
   gen_ = at::make_generator<at::CPUGeneratorImpl>(seed);
 }
 
-torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::Tensor& like) {
+torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::TensorOptions& options) {
   const int64_t rows = batch * opt_.groups;
   torch::Tensor b;
   if (next_bases_.defined()) {
@@ -40,12 +40,12 @@ torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::Tensor& l
       fail(opt_.ham->name(), ": set_next_bases got ", b.sizes(), ", expected [", rows, ", ", d_,
            ", ", r_, "] (batch * groups, d, r)");
   } else if (opt_.init == HamInit::random) {
-    b = gen_ ? opt_.ham->random_bases(rows, d_, r_, gen_, like.options().device(torch::kCPU))
-             : opt_.ham->random_bases(rows, d_, r_, c10::nullopt, like.options());
+    b = gen_ ? opt_.ham->random_bases(rows, d_, r_, gen_, options.device(torch::kCPU))
+             : opt_.ham->random_bases(rows, d_, r_, c10::nullopt, options);
   } else {
     b = bases.repeat({batch, 1, 1});
   }
-  return b.to(like.options());
+  return b.to(options);
 }
 
 torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
@@ -53,14 +53,17 @@ torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor
     fail(opt_.ham->name(), ": expected input B x ", lower->weight_orig.size(1), " x H x W, got ",
          x.sizes());
   const int64_t b = x.size(0), h = x.size(2), w = x.size(3), s = opt_.groups;
-  torch::Tensor hid = lower->forward(x);
+  const torch::Tensor hid = lower->forward(x);
   torch::Tensor coef, wd;
   {
     compat::NoAutocast fp32;
-    hid = opt_.ham->prepare(hid.reshape({b * s, d_, h * w}));
-    if (compat::is_reduced_float(hid)) hid = hid.to(torch::kFloat);
+    const torch::Tensor raw = hid.reshape({b * s, d_, h * w});
+    const auto dtype = compat::is_reduced_float(raw) ? torch::kFloat : raw.scalar_type();
+    const torch::Tensor bases0 = initial_bases(b, raw.options().dtype(dtype));
     const int64_t steps = is_training() || opt_.eval_steps == 0 ? opt_.steps : opt_.eval_steps;
-    const Decomposed m = solve(*opt_.ham, hid, initial_bases(b, hid), steps, opt_.grad);
+    const Decomposed m = opt_.grad == HamGrad::one_step
+                             ? opt_.ham->solve_one_step(raw, bases0, steps)
+                             : solve(*opt_.ham, opt_.ham->prepare(raw).to(dtype), bases0, steps, opt_.grad);
     if (opt_.init == HamInit::online && is_training()) {
       torch::NoGradGuard ng;
       const torch::Tensor mean = m.bases.detach().reshape({b, s, d_, r_}).mean(0).to(bases.dtype());
@@ -70,14 +73,24 @@ torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor
     // C*S*r*n MACs per image instead of S*d*r*n + C*S*d*n (r = d/8: ~8x fewer), same values.
     const int64_t c = upper->weight_orig.size(0);
     const torch::Tensor wu = upper->weight().view({1, c, s, d_}).permute({0, 2, 1, 3});  // 1 S C d
-    wd = torch::matmul(wu.to(hid.scalar_type()), m.bases.reshape({b, s, d_, r_}))       // b S C r
+    wd = torch::matmul(wu.to(dtype), m.bases.reshape({b, s, d_, r_}))                   // b S C r
              .permute({0, 2, 1, 3})
              .reshape({b, c, s * r_});
     coef = m.coef.reshape({b, s * r_, h * w});
   }
-  torch::Tensor out = torch::bmm(wd, coef).view({b, -1, h, w}).to(x.scalar_type());
-  if (norm) out = norm->forward(out, cond);
-  return x + sigma * out;
+  // Without N, sigma scales the small W_u D instead of the output: one pass less over
+  // B x C x H x W forward and backward.
+  if (!norm) wd = sigma * wd;
+  // The output in x's memory format: channels-last x gets (C^T (W_u D)^T)^T, no layout change
+  // in the residual sum.
+  torch::Tensor out;
+  if (!x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast))
+    out = torch::bmm(coef.transpose(1, 2), wd.transpose(1, 2)).view({b, h, w, -1}).permute({0, 3, 1, 2});
+  else
+    out = torch::bmm(wd, coef).view({b, -1, h, w});
+  out = out.to(x.scalar_type());
+  if (norm) out = sigma * norm->forward(out, cond);
+  return x + out;
 }
 
 std::shared_ptr<const ContextOptions> parse_hamburger_options(

@@ -55,7 +55,7 @@ class HamburgerImpl : public ContextModuleImpl {
   torch::Tensor bases;  // fixed and online init only
 
  private:
-  torch::Tensor initial_bases(int64_t batch, const torch::Tensor& like);
+  torch::Tensor initial_bases(int64_t batch, const torch::TensorOptions& options);
 
   HamburgerOptions opt_;
   int64_t d_ = 0, r_ = 0;

@@ -1,6 +1,6 @@
 #include "layers/context/nmf.h"
 
-#include <ATen/Parallel.h>
+#include "layers/context/nmf_cpu.h"
 
 namespace hamgan {
 
@@ -35,34 +35,16 @@ void NMF::iterate(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& c
     Decomposition::iterate(x, bases, coef, steps);
     return;
   }
-  const torch::Tensor xs = x.contiguous();
-  torch::Tensor d = bases.contiguous().clone(), c = coef.contiguous().clone();
-  const int64_t dim = d.size(1), r = d.size(2), n = xs.size(2);
-  at::parallel_for(0, xs.size(0), 1, [&](int64_t begin, int64_t end) {
-    const torch::NoGradGuard no_grad;  // worker threads start with autograd's default
-    const auto o = xs.options();
-    torch::Tensor dtx = torch::empty({r, n}, o), den_c = torch::empty({r, n}, o);
-    torch::Tensor dtd = torch::empty({r, r}, o), cct = torch::empty({r, r}, o);
-    torch::Tensor xct = torch::empty({dim, r}, o), den_d = torch::empty({dim, r}, o);
-    for (int64_t b = begin; b < end; ++b) {
-      const torch::Tensor xb = xs[b];
-      torch::Tensor db = d[b], cb = c[b];
-      for (int64_t k = 0; k < steps; ++k) {
-        // C <- C * (D^T X) / (D^T D C + eps)
-        at::mm_out(dtx, db.t(), xb);
-        at::mm_out(dtd, db.t(), db);
-        at::mm_out(den_c, dtd, cb);
-        cb.mul_(dtx).div_(den_c.add_(kEps));
-        // D <- D * (X C^T) / (D C C^T + eps)
-        at::mm_out(xct, xb, cb.t());
-        at::mm_out(cct, cb, cb.t());
-        at::mm_out(den_d, db, cct);
-        db.mul_(xct).div_(den_d.add_(kEps));
-      }
-    }
-  });
-  bases = d;
-  coef = c;
+  nmf_updates_cpu(x, bases, coef, steps, /*relu=*/false, opt_.inv_t, kEps);
+}
+
+Decomposed NMF::solve_one_step(const torch::Tensor& raw, const torch::Tensor& bases0,
+                               int64_t steps) const {
+  if (!raw.is_cpu() || raw.size(0) == 0 || raw.dim() != 3 || bases0.dim() != 3)
+    return Decomposition::solve_one_step(raw, bases0, steps);
+  torch::Tensor bases = bases0, coef;  // undefined coef: init_coef's softmax, per image
+  nmf_updates_cpu(raw, bases, coef, steps, /*relu=*/true, opt_.inv_t, kEps);
+  return {torch::Tensor(), bases, nmf_final_update_cpu(raw, bases, coef, kEps)};
 }
 
 std::shared_ptr<const Decomposition> parse_nmf(ConfigNode& node) {

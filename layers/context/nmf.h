@@ -26,11 +26,14 @@ class NMF : public Decomposition {
                              const torch::TensorOptions& options) const override;
   torch::Tensor init_coef(const torch::Tensor& x, const torch::Tensor& bases) const override;
   void step(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef) const override;
-  // On the CPU without autograd (the K steps of one_step): each thread runs all K steps of
-  // its share of the batch with single-threaded matmuls into reused buffers, one parallel
-  // region instead of ~10 tiny batched ops per step. Same updates, same order as step().
+  // On the CPU without autograd (the K steps of one_step): nmf_updates_cpu, each thread all K
+  // steps of its share of the batch. Same updates, same order as step().
   void iterate(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef,
                int64_t steps) const override;
+  // On the CPU: ReLU, cast, init, K steps and the differentiable final update per image
+  // (layers/context/nmf_cpu.h), never materialising ReLU(x) in fp32 for the whole batch.
+  Decomposed solve_one_step(const torch::Tensor& raw, const torch::Tensor& bases0,
+                            int64_t steps) const override;
   torch::Tensor final_coef(const torch::Tensor& x, const torch::Tensor& bases,
                            const torch::Tensor& coef) const override;
   const NMFOptions& options() const { return opt_; }
