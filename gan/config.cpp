@@ -103,6 +103,8 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.checkpoint_every = t.integer("checkpoint_every", 1000, 0);
   cfg.train.keep_checkpoints = t.integer("keep_checkpoints", 3, 1);
   cfg.train.time_limit_minutes = t.real("time_limit_minutes", 0.0, 0.0);
+  cfg.train.lr_decay = t.choice("lr_decay", "none", {"none", "linear"});
+  cfg.train.lr_decay_from = t.real("lr_decay_from", 0.5, 0.0, 0.999);
   cfg.train.sync_bn = t.boolean("sync_bn", false);
   t.finish();
 

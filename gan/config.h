@@ -54,6 +54,8 @@ struct TrainConfig {
   int64_t checkpoint_every = 1000;
   int64_t keep_checkpoints = 3;    // newest K kept, plus any marked best
   double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
+  std::string lr_decay = "none";   // none | linear (gan/train/lr_schedule.h)
+  double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
   bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
 };
 

@@ -20,6 +20,7 @@
 #include "gan/models/standing_stats.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
+#include "gan/train/lr_schedule.h"
 #include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"
 #include "io/atomic_file.h"
@@ -479,6 +480,66 @@ TEST(Ema, RampUpBoundsTheHalfLifeByTheUpdatesSoFar) {
   dst->weight.fill_(0.0f);
   at.update(19);
   EXPECT_NEAR(dst->weight.item<float>(), 1.0f, 1e-6);
+}
+
+TEST(LrSchedule, LinearDecayFollowsTheBudgetThatEndsFirst) {
+  TrainConfig t;
+  t.iterations = 1000;
+  EXPECT_DOUBLE_EQ(budget_progress(t, 250, 1e9), 0.25);  // no time limit: iterations only
+  t.time_limit_minutes = 10;
+  EXPECT_DOUBLE_EQ(budget_progress(t, 250, 60.0), 0.25);   // 1 of 10 min: iterations lead
+  EXPECT_DOUBLE_EQ(budget_progress(t, 250, 450.0), 0.75);  // 7.5 of 10 min: the clock leads
+  EXPECT_DOUBLE_EQ(budget_progress(t, 250, 9999.0), 1.0);
+  EXPECT_DOUBLE_EQ(lr_scale(t, 0.9), 1.0);  // lr_decay none
+  t.lr_decay = "linear";
+  t.lr_decay_from = 0.6;
+  EXPECT_DOUBLE_EQ(lr_scale(t, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(lr_scale(t, 0.6), 1.0);
+  EXPECT_NEAR(lr_scale(t, 0.7), 0.75, 1e-15);
+  EXPECT_NEAR(lr_scale(t, 0.9), 0.25, 1e-15);
+  EXPECT_DOUBLE_EQ(lr_scale(t, 1.0), 0.0);
+  EXPECT_THROW(parse_config("train: {lr_decay: cosine}", "cfg"), Error);
+  EXPECT_THROW(parse_config("train: {lr_decay_from: 1.0}", "cfg"), Error);
+}
+
+// The optimizers apply the scaled rates: at scale 0 a step leaves every weight as it was.
+TEST(LrSchedule, ZeroScaleFreezesTheWeightsAndTheLogShowsTheRates) {
+  Trainer t(tiny(), torch::kCPU);
+  auto source = synthetic(tiny())(t.micro_batch(), LoaderState{});
+  t.step(*source);  // Adam's moments non-zero from here
+  // Parameters only: BN running statistics and SN's u move at any rate.
+  auto params = [](torch::nn::Module& m) {
+    TensorMap p;
+    for (const auto& kv : m.named_parameters()) p[kv.key()] = kv.value().detach().clone();
+    return p;
+  };
+  const TensorMap g0 = params(*t.g()), d0 = params(*t.d());
+  t.set_lr_scale(0.0);
+  t.step(*source);
+  EXPECT_TRUE(identical(params(*t.g()), g0));
+  EXPECT_TRUE(identical(params(*t.d()), d0));
+  t.set_lr_scale(1.0);
+  t.step(*source);
+  int moved = 0;
+  for (const auto& [k, v] : params(*t.g())) moved += !torch::equal(v, g0.at(k));
+  EXPECT_GT(moved, 0) << "at scale 1 the step changes G";
+
+  // A run: the rate used at iteration i comes from progress (i - 1) / 6; a resumed run follows
+  // the same schedule.
+  const std::string a = fresh_dir("lr_straight"), b = fresh_dir("lr_resumed");
+  run(tiny("train.lr_decay=linear train.lr_decay_from=0.5"), a);
+  fs::create_directories(b + "/checkpoints");  // b resumes from a's checkpoint 3
+  fs::copy_file(checkpoint_path(a + "/checkpoints", 3), checkpoint_path(b + "/checkpoints", 3));
+  run(tiny("train.lr_decay=linear train.lr_decay_from=0.5"), b);
+  const auto log = read_metrics_jsonl(a + "/metrics.jsonl");
+  ASSERT_EQ(log.size(), 6u);
+  const double expected[] = {1, 1, 1, 1, 2.0 / 3, 1.0 / 3};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(log[i].at("g_lr"), tiny().train.g_lr * expected[i], 1e-12) << "iteration " << i + 1;
+    EXPECT_NEAR(log[i].at("d_lr"), tiny().train.d_lr * expected[i], 1e-12) << "iteration " << i + 1;
+  }
+  EXPECT_TRUE(identical(load_models(checkpoint_path(a + "/checkpoints", 6)).g,
+                        load_models(checkpoint_path(b + "/checkpoints", 6)).g));
 }
 
 // 13.7: standing statistics equal the BN statistics averaged by hand: each batch's statistics

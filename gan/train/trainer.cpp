@@ -19,6 +19,7 @@
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
 #include "gan/train/distributed.h"
+#include "gan/train/lr_schedule.h"
 #include "gan/train/metrics_plot.h"
 #include "gan/train/progress.h"
 #include "gan/train/signals.h"
@@ -149,6 +150,14 @@ void Trainer::step(BatchSource& real) {
   stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake});
 }
 
+void Trainer::set_lr_scale(double scale) {
+  lr_scale_ = scale;
+  for (auto* o : {opt_g_.get(), opt_d_.get()}) {
+    const double lr = (o == opt_g_.get() ? cfg_.train.g_lr : cfg_.train.d_lr) * scale;
+    for (auto& group : o->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  }
+}
+
 void Trainer::ensure_standing_stats() {
   if (!ema_ || cfg_.train.ema_standing_batches == 0 || standing_at_ == iteration_) return;
   accumulate_standing_stats(*g_ema_, standing_stats_options(cfg_));
@@ -210,13 +219,12 @@ void Trainer::restore(const CheckpointData& c) {
   c.load_optimizer("opt_g", *opt_g_);
   c.load_optimizer("opt_d", *opt_d_);
   // Learning rates and betas come from the current config (safe changes are allowed).
-  for (auto* o : {opt_g_.get(), opt_d_.get()}) {
-    const double lr = o == opt_g_.get() ? cfg_.train.g_lr : cfg_.train.d_lr;
-    for (auto& group : o->param_groups()) {
-      auto& opts = static_cast<torch::optim::AdamOptions&>(group.options());
-      opts.lr(lr).betas(std::make_tuple(cfg_.train.beta1, cfg_.train.beta2)).eps(cfg_.train.adam_eps);
-    }
-  }
+  for (auto* o : {opt_g_.get(), opt_d_.get()})
+    for (auto& group : o->param_groups())
+      static_cast<torch::optim::AdamOptions&>(group.options())
+          .betas(std::make_tuple(cfg_.train.beta1, cfg_.train.beta2))
+          .eps(cfg_.train.adam_eps);
+  set_lr_scale(lr_scale_);
   rng_.set_state(c.rng_state("sample"));
   at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
   global.set_state(c.rng_state("cpu_default"));
@@ -308,7 +316,11 @@ class Run {
          << tc.batch_size << (world() > 1 ? " per rank x " + std::to_string(world()) + " ranks" : std::string())
          << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
                                : std::string())
-         << ", to iteration " << tc.iterations << "; output in " << dir_.string() << "\n";
+         << ", to iteration " << tc.iterations
+         << (tc.lr_decay == "linear" ? "; lr linear to 0 from " + std::to_string(int(tc.lr_decay_from * 100 + 0.5)) +
+                                           "% of the budget"
+                                     : std::string())
+         << "; output in " << dir_.string() << "\n";
     return start;
   }
 
@@ -330,18 +342,23 @@ class Run {
   // Signal or time limit, agreed by every rank (they must stop at the same iteration, or
   // all-reduces hang).
   std::optional<TrainOutcome> should_stop() {
-    bool time_up = cfg_.train.time_limit_minutes > 0 && seconds_since(t0_) > cfg_.train.time_limit_minutes * 60;
+    elapsed_s_ = seconds_since(t0_);
+    bool time_up = cfg_.train.time_limit_minutes > 0 && elapsed_s_ > cfg_.train.time_limit_minutes * 60;
     int sig = signals_ ? StopOnSignal::requested() : 0;
-    if (opt_.dp) {
-      torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0});
+    if (opt_.dp) {  // the ranks' mean clock too: the lr schedule must agree across ranks
+      torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0, elapsed_s_});
       opt_.dp->all_reduce_sum(stop);
       sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
       time_up = stop[1].item<double>() > 0;
+      elapsed_s_ = stop[2].item<double>() / world();
     }
     if (sig) return TrainOutcome::Interrupted;
     if (time_up) return TrainOutcome::TimeLimit;
     return std::nullopt;
   }
+
+  // Seconds since begin() as of the last should_stop(), equal on every rank.
+  double elapsed_s() const { return elapsed_s_; }
 
   // Reads the pending stats back (the only host sync), stops on a NaN/Inf, reports.
   void report(const Trainer& t) {
@@ -377,8 +394,8 @@ class Run {
     m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
     m.img_s = m.it_s * cfg_.train.batch_size * world() * cfg_.train.n_dis;  // real images seen by D, all ranks
     for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean[j].item<double>();
-    m.g_lr = cfg_.train.g_lr;
-    m.d_lr = cfg_.train.d_lr;
+    m.g_lr = cfg_.train.g_lr * t.lr_scale();
+    m.d_lr = cfg_.train.d_lr * t.lr_scale();
     if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
     progress_->report(m);
     if (lead_) redraw_metrics_plot(dir_.string(), [this](const std::string& w) { progress_->message(w); });
@@ -436,6 +453,7 @@ class Run {
   torch::Tensor grid_z_, grid_y_;
   clock::time_point t0_, last_report_;
   int64_t last_report_it_ = 0, last_ckpt_ = -1;
+  double elapsed_s_ = 0;
   std::vector<torch::Tensor> pending_;  // per-iteration stats not yet read back
 };
 
@@ -457,6 +475,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
 
   TrainOutcome outcome = TrainOutcome::Finished;
   while (t.iteration() < tc.iterations) {
+    t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), run.elapsed_s())));
     t.step(*source);
     run.after_step(t);
     const int64_t it = t.iteration();

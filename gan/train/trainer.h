@@ -55,6 +55,9 @@ class Trainer {
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
   // averaged after each backward, and each rank draws its own z and fake labels.
   void set_data_parallel(DataParallel* dp);
+  // Both optimizers' learning rates become train.g_lr / d_lr times `scale` (gan/train/lr_schedule.h).
+  void set_lr_scale(double scale);
+  double lr_scale() const { return lr_scale_; }
 
  protected:
   // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
@@ -75,6 +78,7 @@ class Trainer {
   std::unique_ptr<Ema> ema_;
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
+  double lr_scale_ = 1.0;
   int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
 };
