@@ -42,8 +42,11 @@ int64_t metrics_lines(const fs::path& out) {
 // Starts a long run, waits until metrics.jsonl has more than `after` lines (iterations
 // done in this run), sends `sig`; returns the exit status (-1: timed out) and the output.
 std::pair<int, std::string> train_then_signal(const fs::path& out, int sig, int64_t after,
-                                              const std::string& log) {
-  test::ChildGuard child(test::spawn(train_args(out, 1000000), {}, log));
+                                              const std::string& log,
+                                              const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = train_args(out, 1000000);
+  args.insert(args.end(), extra.begin(), extra.end());
+  test::ChildGuard child(test::spawn(args, {}, log));
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (metrics_lines(out) <= after && std::chrono::steady_clock::now() < end) {
     int status = 0;
@@ -96,6 +99,37 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
   const std::string metrics = test::read_text((out / "metrics.jsonl").string());
   EXPECT_NE(metrics.find("\"iteration\": " + std::to_string(it1 + 1) + ","), std::string::npos)
       << metrics.substr(0, 2000);
+}
+
+// `--nproc 2`: the ranks run in their own process group; a SIGTERM to the launcher reaches
+// every rank once (they stop at one iteration with a checkpoint and the launcher exits 0), and
+// a launcher killed outright (SIGKILL) still has its ranks stop with a checkpoint
+// (PR_SET_PDEATHSIG) instead of training on as orphans.
+TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
+  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "signals_nproc_run";
+  fs::remove_all(out);
+  const auto [st1, out1] = train_then_signal(out, SIGTERM, 0, out.string() + "_1.log", {"--nproc", "2"});
+  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 0) << "status " << st1 << "\n" << out1;
+  const int64_t it1 = stopped_iteration(out1, SIGTERM);
+  ASSERT_GE(it1, 1) << out1;
+  EXPECT_EQ(load_checkpoint(checkpoint_path((out / "checkpoints").string(), it1)).iteration, it1);
+
+  const std::string log2 = out.string() + "_2.log";
+  const int64_t lines1 = metrics_lines(out);
+  const auto [st2, out2] = train_then_signal(out, SIGKILL, lines1, log2, {"--nproc", "2"});
+  ASSERT_TRUE(st2 >= 0 && WIFSIGNALED(st2) && WTERMSIG(st2) == SIGKILL) << "status " << st2 << "\n" << out2;
+  // The orphaned ranks' own lines land in the same log once they have stopped.
+  int64_t it2 = -1;
+  for (int i = 0; i < 600 && it2 < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    it2 = stopped_iteration(test::read_text(log2), SIGTERM);
+  }
+  ASSERT_GT(it2, it1) << test::read_text(log2);
+  EXPECT_EQ(load_checkpoint(checkpoint_path((out / "checkpoints").string(), it2)).iteration, it2);
+  // Nothing holds the run any more: a resume starts, and goes on from it2.
+  const auto [st3, out3] = train_then_signal(out, SIGTERM, metrics_lines(out), out.string() + "_3.log");
+  ASSERT_TRUE(st3 >= 0 && WIFEXITED(st3) && WEXITSTATUS(st3) == 0) << "status " << st3 << "\n" << out3;
+  EXPECT_NE(out3.find("(iteration " + std::to_string(it2) + ")"), std::string::npos) << out3;
 }
 
 // Issue 13: kill -9 at random moments of a run that checkpoints every iteration (so kills land

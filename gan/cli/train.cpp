@@ -1,8 +1,14 @@
 // `hamgan train --config FILE --out DIR [key=value ...]`: trains, or resumes from the newest
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <csignal>
 
 #include <iostream>
 #include <thread>
@@ -18,6 +24,24 @@ extern "C" char** environ;
 namespace hamgan::cli {
 
 namespace {
+
+// The workers' process group: the launcher relays SIGINT/SIGTERM/SIGHUP to it exactly once
+// per signal it gets, so a `kill` of the launcher (or `timeout`) stops every rank at one
+// iteration with a checkpoint, and Ctrl-C (which reaches only the terminal's foreground
+// group, the launcher) is not delivered twice to a worker (a second signal stops it at once).
+volatile std::sig_atomic_t g_worker_group = 0;
+extern "C" void relay_to_workers(int sig) {
+  if (g_worker_group > 0) kill(-static_cast<pid_t>(g_worker_group), sig == SIGHUP ? SIGTERM : sig);
+}
+
+// A rank whose launcher dies gets SIGUSR1 (PR_SET_PDEATHSIG; Linux may deliver it more than
+// once) and turns it into one SIGTERM: the stop request a `kill` of the launcher would relay.
+volatile std::sig_atomic_t g_launcher_gone = 0;
+extern "C" void on_launcher_death(int) {
+  if (g_launcher_gone) return;
+  g_launcher_gone = 1;
+  kill(getpid(), SIGTERM);
+}
 
 // `--nproc N`: runs this same command N times as ranks 0..N-1 on this machine (as torchrun
 // would), each with its share of the cores, and waits for all of them.
@@ -44,20 +68,37 @@ int spawn_local_workers(int nproc, int argc, char** argv) {
     env.push_back("WORLD_SIZE=" + std::to_string(nproc));
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back("MASTER_PORT=" + std::to_string(port));
+    env.push_back("HAMGAN_LAUNCHER_PID=" + std::to_string(getpid()));
     std::vector<char*> av, ev;
     for (auto& a : args) av.push_back(a.data());
     av.push_back(nullptr);
     for (auto& e : env) ev.push_back(e.data());
     ev.push_back(nullptr);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, pids.empty() ? 0 : pids[0]);  // rank 0 leads the group
     pid_t pid = -1;
-    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, av.data(), ev.data()) != 0)
+    const int err = posix_spawn(&pid, "/proc/self/exe", nullptr, &attr, av.data(), ev.data());
+    posix_spawnattr_destroy(&attr);
+    if (err != 0) {
+      if (!pids.empty()) kill(-pids[0], SIGTERM);
       fail("train --nproc: cannot start worker ", rank);
+    }
     pids.push_back(pid);
+    if (rank == 0) {
+      g_worker_group = pid;
+      struct sigaction sa {};
+      sa.sa_handler = relay_to_workers;
+      sigemptyset(&sa.sa_mask);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    }
   }
   int failed = 0;
   for (size_t r = 0; r < pids.size(); ++r) {
     int status = 0;
-    waitpid(pids[r], &status, 0);
+    while (waitpid(pids[r], &status, 0) < 0 && errno == EINTR) {
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       std::cerr << "hamgan train: worker " << r << " failed\n";
       ++failed;
@@ -88,6 +129,16 @@ int train(int argc, char** argv) {
   if (nproc > 1 && !env.enabled()) {
     config_from(r);  // a bad config fails once, here, not in every worker
     return spawn_local_workers(nproc, argc, argv);
+  }
+  if (const char* launcher = std::getenv("HAMGAN_LAUNCHER_PID")) {
+    // A rank of `--nproc`: a launcher killed outright (SIGKILL) still stops it with a
+    // checkpoint, as its own SIGTERM would.
+    struct sigaction sa {};
+    sa.sa_handler = on_launcher_death;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGUSR1);
+    if (getppid() != static_cast<pid_t>(std::atoll(launcher))) return 1;  // launcher already gone
   }
   set_threads(r);
   const Config cfg = config_from(r);
