@@ -43,6 +43,13 @@ extern "C" void on_launcher_death(int) {
   kill(getpid(), SIGTERM);
 }
 
+void catch_signal(int sig, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
 // `--nproc N`: runs this same command N times as ranks 0..N-1 on this machine (as torchrun
 // would), each with its share of the cores, and waits for all of them.
 int spawn_local_workers(int nproc, int argc, char** argv) {
@@ -88,10 +95,7 @@ int spawn_local_workers(int nproc, int argc, char** argv) {
     pids.push_back(pid);
     if (rank == 0) {
       g_worker_group = pid;
-      struct sigaction sa {};
-      sa.sa_handler = relay_to_workers;
-      sigemptyset(&sa.sa_mask);
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) catch_signal(sig, relay_to_workers);
     }
   }
   int failed = 0;
@@ -133,10 +137,7 @@ int train(int argc, char** argv) {
   if (const char* launcher = std::getenv("HAMGAN_LAUNCHER_PID")) {
     // A rank of `--nproc`: a launcher killed outright (SIGKILL) still stops it with a
     // checkpoint, as its own SIGTERM would.
-    struct sigaction sa {};
-    sa.sa_handler = on_launcher_death;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, nullptr);
+    catch_signal(SIGUSR1, on_launcher_death);
     prctl(PR_SET_PDEATHSIG, SIGUSR1);
     if (getppid() != static_cast<pid_t>(std::atoll(launcher))) return 1;  // launcher already gone
   }
