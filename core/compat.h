@@ -1,5 +1,6 @@
 // The one place where LibTorch version differences live (Debian's 1.13 and pip's 2.x).
 #pragma once
+#include <ATen/Version.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/torch.h>
@@ -9,6 +10,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/cpu_features.h"
 
 #define HAMGAN_TORCH_AT_LEAST(major, minor)                                   \
   (TORCH_VERSION_MAJOR > (major) ||                                           \
@@ -32,6 +35,38 @@ inline bool is_reduced_float(const torch::Tensor& t) {
   return t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16;
 }
 
+// Whether LibTorch's CPU bf16 convolutions and matmuls accumulate in fp32 (so each rounds only
+// its inputs and its output to bf16). They do through oneDNN, which 1.13 uses for bf16 where the
+// CPU has AVX-512, and in 2.x's own GEMM. 1.13's own GEMM, its bf16 path on AVX2 CPUs, adds into
+// the bf16 output: a k-term sum then errs by about 0.6 * 2^-9 * sqrt(k) relative (1.0%, 2.8%,
+// 5.4% for k = 72, 576, 2304, measured) instead of the output rounding's 0.17%.
+inline bool cpu_bf16_accumulates_in_fp32() {
+  return HAMGAN_TORCH_AT_LEAST(2, 0) || cpu_isa() >= CpuIsa::avx512;
+}
+
+// Called as bf16 autocast starts on the CPU. With HAMGAN_CPU_ISA below avx512 on an AVX-512
+// machine (scripts/emulate_cpu.sh), 1.13's ATen still sends bf16 to oneDNN (it asks cpuinfo,
+// not the cap) and the capped oneDNN refuses it; turning ATen's oneDNN use off for the rest of
+// the process takes 1.13's own bf16 path, as on a real AVX2 CPU (fp32 ops of that process then
+// take ATen's own kernels too: same values, other speed). 2.x asks oneDNN itself (ideep), which
+// follows ONEDNN_MAX_CPU_ISA.
+inline void before_cpu_autocast() {
+#if !HAMGAN_TORCH_AT_LEAST(2, 0)
+  if (cpu_isa() < CpuIsa::avx512 && cpu_hardware_isa() >= CpuIsa::avx512)
+    at::globalContext().setUserEnabledMkldnn(false);
+#endif
+}
+
+// ATen's kernel class ("AVX2", "AVX512", ...: its "CPU capability usage", which follows
+// ATEN_CPU_CAPABILITY), "unknown" where the build does not say.
+inline std::string aten_cpu_capability() {
+  const std::string cfg = at::show_config(), key = "CPU capability usage: ";
+  const size_t at = cfg.find(key);
+  if (at == std::string::npos) return "unknown";
+  const size_t from = at + key.size();
+  return cfg.substr(from, cfg.find('\n', from) - from);
+}
+
 // Autocast to `dtype` on `device` (CPU or CUDA) for a scope (training forward passes under
 // AMP); restores the previous state and clears the cast cache on exit, like torch.autocast's
 // __exit__. LibTorch 2.4 renamed the setters (set_cpu_enabled / set_enabled ->
@@ -41,6 +76,7 @@ class Autocast {
   Autocast(bool enabled, at::DeviceType device, at::ScalarType dtype = at::kBFloat16)
       : enabled_(enabled), cpu_(device == at::kCPU) {
     if (!enabled_) return;
+    if (cpu_) before_cpu_autocast();
     prev_enabled_ = is_enabled();
     prev_dtype_ = get_dtype();
     set(true, dtype);

@@ -1,33 +1,78 @@
 #include "core/cpu_features.h"
 
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "core/error.h"
 
 namespace hamgan {
 
-bool cpuinfo_has_fast_bf16(const std::string& cpuinfo) {
+const char* isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx2: return "avx2";
+    case CpuIsa::avx512: return "avx512";
+    case CpuIsa::avx512_bf16: return "avx512_bf16";
+    default: return "other";
+  }
+}
+
+CpuIsa cpuinfo_isa(const std::string& cpuinfo) {
   std::istringstream in(cpuinfo);
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') == std::string::npos ? line.size()
-                                                                              : line.find(':') + 1));
-    std::string w;
-    while (words >> w)
-      if (w == "avx512_bf16" || w == "amx_bf16") return true;
-    return false;  // the first processor's flags speak for all
+    const size_t colon = line.find(':');
+    std::istringstream words(line.substr(colon == std::string::npos ? line.size() : colon + 1));
+    std::set<std::string> f;
+    for (std::string w; words >> w;) f.insert(w);
+    const auto has = [&](const char* w) { return f.count(w) > 0; };
+    // The first processor's flags speak for all.
+    if (has("avx512_bf16") || has("amx_bf16")) return CpuIsa::avx512_bf16;
+    if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq")) return CpuIsa::avx512;
+    if (has("avx2") && has("fma")) return CpuIsa::avx2;
+    return CpuIsa::other;
   }
-  return false;
+  return CpuIsa::other;
 }
 
-bool cpu_has_fast_bf16() {
-  static const bool fast = [] {
+bool cpuinfo_has_fast_bf16(const std::string& cpuinfo) {
+  return cpuinfo_isa(cpuinfo) == CpuIsa::avx512_bf16;
+}
+
+CpuIsa capped_isa(CpuIsa hardware, const char* env_value) {
+  const std::string v = env_value ? env_value : "";
+  if (v.empty() || v == "native") return hardware;
+  for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512, CpuIsa::avx512_bf16}) {
+    if (v != isa_name(isa)) continue;
+    if (isa > hardware)
+      fail("HAMGAN_CPU_ISA=", v, ": this CPU has only ", isa_name(hardware),
+           "; the variable can lower the instruction set hamgan assumes, not raise it");
+    return isa;
+  }
+  fail("HAMGAN_CPU_ISA='", v, "': expected avx2, avx512, avx512_bf16 or native");
+}
+
+CpuIsa cpu_hardware_isa() {
+  static const CpuIsa isa = [] {
     std::ifstream f("/proc/cpuinfo");
     std::stringstream ss;
     ss << f.rdbuf();
-    return cpuinfo_has_fast_bf16(ss.str());
+    return cpuinfo_isa(ss.str());
   }();
-  return fast;
+  return isa;
+}
+
+CpuIsa cpu_isa() { return capped_isa(cpu_hardware_isa(), std::getenv("HAMGAN_CPU_ISA")); }
+
+bool cpu_has_fast_bf16() { return cpu_isa() == CpuIsa::avx512_bf16; }
+
+std::string cpu_isa_description() {
+  const CpuIsa isa = cpu_isa(), hw = cpu_hardware_isa();
+  std::string s = isa_name(isa);
+  if (isa != hw) s += std::string(" (HAMGAN_CPU_ISA; the hardware has ") + isa_name(hw) + ")";
+  return s;
 }
 
 }  // namespace hamgan

@@ -1,22 +1,29 @@
 // bf16 autocast on the CPU (train.amp): compat::Autocast's scope, the mode's meaning (auto,
 // true, false), the parts kept in fp32 (spectral-norm sigma, batch norm, the Hamburger's
-// decomposition, the losses), and G/D forward+backward and Trainer steps against fp32.
+// decomposition, the losses), single ops against an oracle, and G/D forward+backward and
+// Trainer steps against fp32.
 //
-// Tolerance: bf16 keeps 8 significant bits (unit roundoff 2^-9 = 0.2%). Each conv or matmul
-// rounds its inputs to bf16 and accumulates in fp32, so each adds a relative error of a few
-// tenths of a percent; through G (9 convs and a linear) and D (10 convs) and back, roughly
-// independent roundings of ~30 layers add to a few percent in L2. We require a relative L2
-// error (|a - b| / |b|) of at most 5% on D's outputs and on all of D's parameter gradients.
-// G's gradients come back through D and then G's batch norms, whose backward subtracts nearly
-// equal terms (test_channels_last: summation order alone moves them 1e-3 relative in fp32),
-// so the same roundings reach ~6-10% there (measured); we bound them at 15%. Both gradients
-// must point the way fp32's do (cosine >= 0.99).
+// Tolerances come from bf16 itself (8 significant bits, unit roundoff u = 2^-9) and from how
+// the LibTorch at hand sums (compat::cpu_bf16_accumulates_in_fp32), never from one CPU:
+// - One op (conv, linear, bmm) against float64 on the same bf16-rounded inputs. Summing in
+//   fp32 leaves only the output's rounding: relative L2 error <= u, bounded at 2u. 1.13's own
+//   bf16 kernels (its path on AVX2 CPUs) round partial sums to bf16 in some ops and layouts
+//   (bmm, and the non-transposed GEMM): a random-walk error of about 0.6 u sqrt(k) for k terms
+//   (measured k = 72..2304), bounded at u sqrt(k); bmm's is checked to exceed 2u from k = 576
+//   on, so the regime is observed, not assumed (conv2d and linear measured 0.85 u there too).
+// - Whole networks (G -> D and back, ~30 layers): measured over 5 seeds x 3 context modules
+//   in each regime (AVX-512 BF16 with AMX, and AVX2 emulated by scripts/emulate_cpu.sh), the
+//   bounds (net_tol) hold the largest error seen with about 1.5x margin.
+#include <gtest/gtest.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <iostream>
 #include <sstream>
 
 #include "core/compat.h"
 #include "core/cpu_features.h"
+#include "core/error.h"
 #include "gan/config.h"
 #include "gan/data/synthetic.h"
 #include "gan/models/discriminator.h"
@@ -33,7 +40,21 @@ using namespace hamgan;
 
 namespace {
 
-constexpr double kRelTol = 0.05, kRelTolG = 0.15, kMinCosine = 0.99;
+constexpr double kU = 1.0 / 512;  // bf16 unit roundoff
+
+// Whole-network bounds (see the header comment): relative L2 error of D's outputs, of G's and
+// of D's gradients (G's come back through D and G's batch norms, whose backward subtracts
+// nearly equal terms), the cosines of both gradients with fp32's, and the Trainer's logged
+// statistics after two steps. Largest errors seen (LibTorch 1.13, 5 seeds x 3 modules):
+//   fp32 sums (AVX-512 BF16 + AMX): out 0.011, G 0.129 (cos 0.9917), D 0.035 (cos 0.9994), stats 0.008
+//   bf16 sums (AVX2, emulated):     out 0.014, G 0.259 (cos 0.9660), D 0.067 (cos 0.9979), stats 0.094
+struct NetTol {
+  double out, g, d, cos_g, cos_d, stats;
+};
+NetTol net_tol() {
+  if (compat::cpu_bf16_accumulates_in_fp32()) return {0.05, 0.20, 0.05, 0.985, 0.998, 0.05};
+  return {0.05, 0.40, 0.10, 0.95, 0.995, 0.15};
+}
 
 double rel_err(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a.to(torch::kDouble) - b.to(torch::kDouble)).norm() / b.to(torch::kDouble).norm())
@@ -122,6 +143,26 @@ TEST(Amp, ModeAutoMeansCudaOrNativeCpuBf16) {
   EXPECT_FALSE(cpuinfo_has_fast_bf16("flags\t: fpu avx512f avx512_bf16x avx2\n"));
   EXPECT_FALSE(cpuinfo_has_fast_bf16("model name\t: avx512_bf16\n"));  // only the flags line
   EXPECT_FALSE(cpuinfo_has_fast_bf16(""));
+  // The CPU classes and HAMGAN_CPU_ISA, which may only lower the class.
+  EXPECT_EQ(cpuinfo_isa("flags\t: fpu avx fma avx2 x\n"), CpuIsa::avx2);
+  EXPECT_EQ(cpuinfo_isa("flags\t: fpu avx avx2\n"), CpuIsa::other);  // no FMA
+  EXPECT_EQ(cpuinfo_isa("flags\t: avx2 fma avx512f avx512dq avx512bw avx512vl\n"), CpuIsa::avx512);
+  EXPECT_EQ(cpuinfo_isa("flags\t: avx2 fma avx512f avx512dq\n"), CpuIsa::avx2);
+  EXPECT_EQ(cpuinfo_isa("flags\t: avx2 fma avx512f avx512_bf16\n"), CpuIsa::avx512_bf16);
+  EXPECT_EQ(capped_isa(CpuIsa::avx512_bf16, nullptr), CpuIsa::avx512_bf16);
+  EXPECT_EQ(capped_isa(CpuIsa::avx512_bf16, ""), CpuIsa::avx512_bf16);
+  EXPECT_EQ(capped_isa(CpuIsa::avx512, "native"), CpuIsa::avx512);
+  EXPECT_EQ(capped_isa(CpuIsa::avx512_bf16, "avx2"), CpuIsa::avx2);
+  EXPECT_EQ(capped_isa(CpuIsa::avx512_bf16, "avx512"), CpuIsa::avx512);
+  for (const char* bad : {"avx512_bf16", "AVX2", "sse4"}) {
+    try {
+      capped_isa(CpuIsa::avx2, bad);
+      ADD_FAILURE() << bad << " accepted on an avx2 CPU";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("HAMGAN_CPU_ISA"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(cpu_has_fast_bf16(), cpu_isa() == CpuIsa::avx512_bf16);
   // The config key: auto by default, the three words accepted, anything else named.
   EXPECT_EQ(config_with("none", "none", "auto").train.amp, "auto");
   EXPECT_EQ(config_with("none", "none", "false").train.amp, "false");
@@ -170,20 +211,58 @@ TEST(Amp, Fp32PartsStayFp32UnderAutocast) {
   for (auto t : nmf->seen) EXPECT_EQ(t, torch::kFloat);
 }
 
+// One op under autocast against float64 on the same bf16-rounded inputs (header comment).
+TEST(Amp, AutocastOpsMatchOracleOnBf16RoundedInputs) {
+  const bool fp32_sums = compat::cpu_bf16_accumulates_in_fp32();
+  std::cout << "bf16 sums in " << (fp32_sums ? "fp32" : "bf16") << " here (" << cpu_isa_description()
+            << ")\n";
+  const auto r16 = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kDouble); };
+  const auto check = [&](const char* what, int64_t k, const torch::Tensor& got, const torch::Tensor& want) {
+    SCOPED_TRACE(std::string(what) + ", k = " + std::to_string(k));
+    EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
+    const double e = rel_err(got, want);
+    std::cout << what << " k=" << k << ": relative error " << e << " (" << e / kU << " u)\n";
+    if (fp32_sums) {
+      EXPECT_LE(e, 2 * kU);
+    } else {
+      EXPECT_LE(e, kU * std::sqrt(static_cast<double>(k)));
+      if (k >= 576 && std::string(what) == "bmm") {  // what makes the network bounds differ
+        EXPECT_GT(e, 2 * kU) << "bf16 sums expected here: is the regime detected right?";
+      }
+    }
+  };
+  torch::manual_seed(5);
+  for (int64_t c : {8, 64, 256}) {
+    const torch::Tensor x = torch::randn({4, c, 12, 12}), w = torch::randn({c, c, 3, 3}) / std::sqrt(9.0 * c);
+    const torch::Tensor a = torch::randn({64, 9 * c}), b = torch::randn({32, 9 * c});
+    const torch::Tensor q = torch::randn({4, 64, 9 * c}), v = torch::randn({4, 9 * c, 16});
+    torch::Tensor y, l, m;
+    {
+      compat::Autocast bf16(true, torch::kCPU);
+      y = torch::conv2d(x.contiguous(torch::MemoryFormat::ChannelsLast), w, {}, 1, 1);
+      l = torch::nn::functional::linear(a, b);
+      m = torch::bmm(q, v);
+    }
+    check("conv2d", 9 * c, y, torch::conv2d(r16(x), r16(w), {}, 1, 1));
+    check("linear", 9 * c, l, torch::nn::functional::linear(r16(a), r16(b)));
+    check("bmm", 9 * c, m, torch::bmm(r16(q), r16(v)));
+  }
+}
+
 namespace {
 
 // G and D from one seed, G -> D -> mean, backward; D's outputs and all gradients.
 struct Pass {
   torch::Tensor out, g_grads, d_grads;
 };
-Pass forward_backward(const Config& cfg, bool amp) {
-  torch::manual_seed(11);
+Pass forward_backward(const Config& cfg, bool amp, uint64_t seed) {
+  torch::manual_seed(seed);
   Generator g(cfg.model, cfg.generator);
   Discriminator d(cfg.model, cfg.discriminator);
   open_gates(*g);
   open_gates(*d);
   const torch::Tensor z = torch::randn({8, 16}), y = torch::randint(5, {8});
-  torch::manual_seed(12);  // the Hamburger's random bases
+  torch::manual_seed(seed + 1);  // the Hamburger's random bases
   torch::Tensor out;
   {
     compat::Autocast bf16(amp, torch::kCPU);
@@ -197,16 +276,24 @@ Pass forward_backward(const Config& cfg, bool amp) {
 }  // namespace
 
 TEST(Amp, GeneratorAndDiscriminatorForwardBackwardCloseToFp32) {
+  const NetTol tol = net_tol();
   for (const char* ctx : {"none", "self_attention", "ham_nmf"}) {
-    SCOPED_TRACE(ctx);
-    const Config cfg = config_with(ctx, ctx, "false");
-    const Pass f = forward_backward(cfg, false), b = forward_backward(cfg, true);
-    EXPECT_LE(rel_err(b.out, f.out), kRelTol);
-    EXPECT_LE(rel_err(b.g_grads, f.g_grads), kRelTolG);
-    EXPECT_LE(rel_err(b.d_grads, f.d_grads), kRelTol);
-    EXPECT_GE(cosine(b.g_grads, f.g_grads), kMinCosine);
-    EXPECT_GE(cosine(b.d_grads, f.d_grads), kMinCosine);
-    EXPECT_GT(rel_err(b.out, f.out), 0.0);  // bf16 really ran
+    for (uint64_t seed : {11, 21, 31, 41, 51}) {
+      SCOPED_TRACE(std::string(ctx) + ", seed " + std::to_string(seed));
+      const Config cfg = config_with(ctx, ctx, "false");
+      const Pass f = forward_backward(cfg, false, seed), b = forward_backward(cfg, true, seed);
+      const double eo = rel_err(b.out, f.out), eg = rel_err(b.g_grads, f.g_grads),
+                   ed = rel_err(b.d_grads, f.d_grads), cg = cosine(b.g_grads, f.g_grads),
+                   cd = cosine(b.d_grads, f.d_grads);
+      std::cout << ctx << " seed " << seed << ": out " << eo << ", G grads " << eg << " (cos " << cg
+                << "), D grads " << ed << " (cos " << cd << ")\n";
+      EXPECT_LE(eo, tol.out);
+      EXPECT_LE(eg, tol.g);
+      EXPECT_LE(ed, tol.d);
+      EXPECT_GE(cg, tol.cos_g);
+      EXPECT_GE(cd, tol.cos_d);
+      EXPECT_GT(eo, 0.0);  // bf16 really ran
+    }
   }
 }
 
@@ -223,7 +310,9 @@ TEST(Amp, TrainerStepsCloseToFp32) {
     SCOPED_TRACE(i);
     tf.step(sf), tb.step(sb);
     EXPECT_EQ(tb.stats().scalar_type(), torch::kFloat);
-    EXPECT_LE(rel_err(tb.stats(), tf.stats()), kRelTol) << tb.stats() << tf.stats();
+    const double e = rel_err(tb.stats(), tf.stats());
+    std::cout << "step " << i << ": stats " << e << "\n";
+    EXPECT_LE(e, net_tol().stats) << tb.stats() << tf.stats();
   }
   for (auto* m : {static_cast<torch::nn::Module*>(tb.g().get()), static_cast<torch::nn::Module*>(tb.d().get())}) {
     for (const auto& p : m->parameters()) {

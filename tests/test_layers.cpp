@@ -2,7 +2,10 @@
 // (oracle/layers.py, built on torch.nn.utils.spectral_norm), and gradient checks.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "layers/cond_bn.h"
+#include "layers/conv_avgpool.h"
 #include "layers/context/self_attention.h"
 #include "layers/dblock.h"
 #include "layers/gblock.h"
@@ -90,4 +93,49 @@ TEST(Blocks, GradcheckDoubleGBlockEval) {
   torch::Tensor x = torch::randn({2, 3, 3, 2}, torch::kDouble).requires_grad_(true);
   torch::Tensor c = torch::randn({2, 4}, torch::kDouble).requires_grad_(true);
   EXPECT_TRUE(gradcheck([&] { return m->forward(x, c); }, {x, c}));
+}
+
+// The folded form against the plain one it replaces, avg_pool2d(conv2d(x, w, b, pad 1), 2):
+// even and odd sizes, NCHW and channels-last, in float64 (exact up to rounding) and fp32.
+TEST(ConvAvgPool, MatchesConvThenPool) {
+  torch::manual_seed(3);
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
+      const int64_t c = shape[1];
+      for (bool cl : {false, true}) {
+        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
+        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
+        const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
+        const torch::Tensor want = torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2});
+        const torch::Tensor got = conv3x3_avgpool2(x, w, b);
+        ASSERT_EQ(got.sizes(), want.sizes());
+        // Both sum k = 9c products in another order: each errs by at most ~k u |x||w| (u the
+        // unit roundoff), typically sqrt(k) u |x||w|; bounded per element at 4 sqrt(k) u times
+        // the same sums over |x| and |w|, plus one rounding of the bias.
+        const double u = dtype == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+        const torch::Tensor mag = torch::avg_pool2d(torch::conv2d(x.abs(), w.abs(), {}, 1, 1), {2, 2}) + b.abs().view({-1, 1, 1});
+        const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
+        EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
+            << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
+      }
+    }
+  }
+  EXPECT_THROW(avgpool_folded_kernel(torch::randn({2, 2, 1, 1})), std::exception);
+}
+
+TEST(ConvAvgPool, GradcheckDouble) {
+  torch::manual_seed(4);
+  torch::Tensor x = torch::randn({2, 3, 5, 6}, torch::kDouble).requires_grad_(true);
+  torch::Tensor w = torch::randn({4, 3, 3, 3}, torch::kDouble).requires_grad_(true);
+  torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return conv3x3_avgpool2(x, w, b); }, {x, w, b}));
+  // And the gradients equal the plain form's (same function, so same derivative).
+  const torch::Tensor r = torch::randn({2, 4, 2, 3}, torch::kDouble);
+  const auto grads = [&](const torch::Tensor& y) {
+    return torch::autograd::grad({(y * r).sum()}, {x, w, b});
+  };
+  const auto g1 = grads(conv3x3_avgpool2(x, w, b)),
+             g2 = grads(torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2}));
+  for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
 }

@@ -22,13 +22,21 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1];
-  if (name == "--version") {
+  if (name == "--version") try {
+    const std::string cpu = hamgan::cpu_isa_description();  // may throw: before any output
     std::cout << "hamgan, " << hamgan::compat::libtorch_description() << ", "
               << (torch::cuda::is_available()
                       ? std::to_string(torch::cuda::device_count()) + " CUDA device(s) visible"
                       : std::string("no CUDA device visible"))
+              << "\nCPU: " << cpu << "; ATen kernels "
+              << hamgan::compat::aten_cpu_capability() << "; train.amp auto on the CPU: "
+              << (hamgan::cpu_has_fast_bf16() ? "bf16 autocast (native bf16)" : "fp32 (no native bf16)")
+              << (hamgan::compat::cpu_bf16_accumulates_in_fp32() ? "" : "; forced bf16 accumulates in bf16 here")
               << "\n";
     return 0;
+  } catch (const hamgan::Error& e) {
+    std::cerr << "hamgan --version: error: " << e.what() << "\n";
+    return 1;
   }
   for (const auto& c : hamgan::cli::commands()) {
     if (c.name != name) continue;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/compat.h"
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "gan/models/init.h"
@@ -312,7 +313,8 @@ class Run {
       io::write_file_atomically((dir_ / "config.yaml").string(), to_yaml(cfg_.resolved) + "\n");
     }
     const auto& tc = cfg_.train;
-    out_ << "training on " << device_.str() << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
+    out_ << "training on " << device_.str() << (device_.is_cpu() ? " (" + cpu_isa_description() + ")" : std::string())
+         << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
          << tc.batch_size << (world() > 1 ? " per rank x " + std::to_string(world()) + " ranks" : std::string())
          << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
                                : std::string())
@@ -398,9 +400,36 @@ class Run {
     m.d_lr = cfg_.train.d_lr * t.lr_scale();
     if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
     progress_->report(m);
+    announce_speed(t, now);
     if (lead_) redraw_metrics_plot(dir_.string(), [this](const std::string& w) { progress_->message(w); });
     last_report_ = now;
     last_report_it_ = t.iteration();
+  }
+
+  // Once, over the second report interval (the first holds the warm-up: allocations, oneDNN's
+  // kernel generation): the measured speed and when the run will end, so a user on a slower
+  // CPU knows at once what the budget costs there.
+  void announce_speed(const Trainer& t, std::chrono::steady_clock::time_point now) {
+    if (announced_) return;
+    if (warm_it_ < 0) {
+      warm_it_ = t.iteration();
+      warm_t_ = now;
+      return;
+    }
+    const double dt = std::chrono::duration<double>(now - warm_t_).count();
+    if (t.iteration() == warm_it_ || dt <= 0) return;
+    announced_ = true;
+    const auto& tc = cfg_.train;
+    const double it_s = (t.iteration() - warm_it_) / dt, to_end = (tc.iterations - t.iteration()) / it_s;
+    const double limit_left = tc.time_limit_minutes > 0 ? tc.time_limit_minutes * 60 - elapsed_s_ : -1;
+    std::ostringstream m;
+    m.precision(3);
+    m << "speed after warm-up: " << it_s << " it/s; iteration " << tc.iterations << " in about "
+      << int(to_end / 60 + 0.5) << " min";
+    if (limit_left >= 0 && limit_left < to_end)
+      m << ", but train.time_limit_minutes (" << tc.time_limit_minutes << ") stops the run first, near iteration "
+        << t.iteration() + int64_t(limit_left * it_s);
+    progress_->message(m.str());
   }
 
   // The fixed-latent class grid, samples/samples_<iteration>.png.
@@ -452,7 +481,9 @@ class Run {
   std::optional<Progress> progress_;
   torch::Tensor grid_z_, grid_y_;
   clock::time_point t0_, last_report_;
-  int64_t last_report_it_ = 0, last_ckpt_ = -1;
+  int64_t last_report_it_ = 0, last_ckpt_ = -1, warm_it_ = -1;
+  clock::time_point warm_t_;
+  bool announced_ = false;
   double elapsed_s_ = 0;
   std::vector<torch::Tensor> pending_;  // per-iteration stats not yet read back
 };
