@@ -64,7 +64,10 @@ CpuIsa cpu_hardware_isa() {
   return isa;
 }
 
-CpuIsa cpu_isa() { return capped_isa(cpu_hardware_isa(), std::getenv("HAMGAN_CPU_ISA")); }
+CpuIsa cpu_isa() {  // read once: bf16 autocast asks on every forward (compat::before_cpu_autocast)
+  static const CpuIsa isa = capped_isa(cpu_hardware_isa(), std::getenv("HAMGAN_CPU_ISA"));
+  return isa;
+}
 
 bool cpu_has_fast_bf16() { return cpu_isa() == CpuIsa::avx512_bf16; }
 

@@ -400,27 +400,19 @@ class Run {
     m.d_lr = cfg_.train.d_lr * t.lr_scale();
     if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
     progress_->report(m);
-    announce_speed(t, now);
+    announce_speed(t, m.it_s);
     if (lead_) redraw_metrics_plot(dir_.string(), [this](const std::string& w) { progress_->message(w); });
     last_report_ = now;
     last_report_it_ = t.iteration();
   }
 
-  // Once, over the second report interval (the first holds the warm-up: allocations, oneDNN's
-  // kernel generation): the measured speed and when the run will end, so a user on a slower
-  // CPU knows at once what the budget costs there.
-  void announce_speed(const Trainer& t, std::chrono::steady_clock::time_point now) {
-    if (announced_) return;
-    if (warm_it_ < 0) {
-      warm_it_ = t.iteration();
-      warm_t_ = now;
-      return;
-    }
-    const double dt = std::chrono::duration<double>(now - warm_t_).count();
-    if (t.iteration() == warm_it_ || dt <= 0) return;
-    announced_ = true;
+  // Once, at the second report, from its rate over the interval since the first (that one
+  // holds the warm-up: allocations, oneDNN's kernel generation): the measured speed and when
+  // the run will end, so a user on a slower CPU knows at once what the budget costs there.
+  void announce_speed(const Trainer& t, double it_s) {
+    if (++reports_ != 2 || it_s <= 0) return;
     const auto& tc = cfg_.train;
-    const double it_s = (t.iteration() - warm_it_) / dt, to_end = (tc.iterations - t.iteration()) / it_s;
+    const double to_end = (tc.iterations - t.iteration()) / it_s;
     const double limit_left = tc.time_limit_minutes > 0 ? tc.time_limit_minutes * 60 - elapsed_s_ : -1;
     std::ostringstream m;
     m.precision(3);
@@ -481,9 +473,7 @@ class Run {
   std::optional<Progress> progress_;
   torch::Tensor grid_z_, grid_y_;
   clock::time_point t0_, last_report_;
-  int64_t last_report_it_ = 0, last_ckpt_ = -1, warm_it_ = -1;
-  clock::time_point warm_t_;
-  bool announced_ = false;
+  int64_t last_report_it_ = 0, last_ckpt_ = -1, reports_ = 0;
   double elapsed_s_ = 0;
   std::vector<torch::Tensor> pending_;  // per-iteration stats not yet read back
 };
