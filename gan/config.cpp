@@ -1,5 +1,6 @@
 #include "gan/config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -36,23 +37,23 @@ Config parse_tree(YAML::Node root, const std::string& name,
   ConfigNode top(root, "", source);
 
   ConfigNode m = top.child("model");
-  cfg.model.resolution = m.integer("resolution", 128, 32, 128);
+  cfg.model.resolution = m.integer("resolution", cfg.model.resolution, 32, 128);
   if (cfg.model.resolution != 32 && cfg.model.resolution != 64 && cfg.model.resolution != 128)
     m.fail_key("resolution", "expected one of 32, 64, 128, got " +
                                  std::to_string(cfg.model.resolution));
-  cfg.model.n_classes = m.integer("n_classes", 1000, 1, 1 << 20);
-  cfg.model.image_channels = m.integer("image_channels", 3, 1, 4);
-  cfg.model.init = m.choice("init", "orthogonal", {"orthogonal", "xavier", "normal"});
-  cfg.model.sn_eps = m.real("sn_eps", 1e-6, 0.0, 1.0);
-  cfg.model.bn_eps = m.real("bn_eps", 1e-5, 0.0, 1.0);
+  cfg.model.n_classes = m.integer("n_classes", cfg.model.n_classes, 1, 1 << 20);
+  cfg.model.image_channels = m.integer("image_channels", cfg.model.image_channels, 1, 4);
+  cfg.model.init = m.choice("init", cfg.model.init, {"orthogonal", "xavier", "normal"});
+  cfg.model.sn_eps = m.real("sn_eps", cfg.model.sn_eps, 0.0, 1.0);
+  cfg.model.bn_eps = m.real("bn_eps", cfg.model.bn_eps, 0.0, 1.0);
   m.finish();
 
   ConfigNode g = top.child("generator");
-  cfg.generator.ch = g.integer("ch", 64, 1, 4096);
-  cfg.generator.z_dim = g.integer("z_dim", 128, 1, 65536);
-  cfg.generator.shared_dim = g.integer("shared_dim", 0, 0, 65536);
-  cfg.generator.hier = g.boolean("hier", false);
-  cfg.generator.context = parse_context_config(g.child("context"), "none");
+  cfg.generator.ch = g.integer("ch", cfg.generator.ch, 1, 4096);
+  cfg.generator.z_dim = g.integer("z_dim", cfg.generator.z_dim, 1, 65536);
+  cfg.generator.shared_dim = g.integer("shared_dim", cfg.generator.shared_dim, 0, 65536);
+  cfg.generator.hier = g.boolean("hier", cfg.generator.hier);
+  cfg.generator.context = parse_context_config(g.child("context"));
   const auto g_arch = generator_arch(cfg.model.resolution, cfg.generator.ch);
   check_context_resolution(g, "context", cfg.generator.context, g_arch);
   if (cfg.generator.hier) {
@@ -67,55 +68,55 @@ Config parse_tree(YAML::Node root, const std::string& name,
   g.finish();
 
   ConfigNode d = top.child("discriminator");
-  cfg.discriminator.ch = d.integer("ch", 64, 1, 4096);
-  cfg.discriminator.context = parse_context_config(d.child("context"), "none");
+  cfg.discriminator.ch = d.integer("ch", cfg.discriminator.ch, 1, 4096);
+  cfg.discriminator.context = parse_context_config(d.child("context"));
   check_context_resolution(
       d, "context", cfg.discriminator.context,
       discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels));
   d.finish();
 
   ConfigNode t = top.child("train");
-  cfg.train.batch_size = t.integer("batch_size", 64, 1, 1 << 20);
-  cfg.train.iterations = t.integer("iterations", 100000, 0, int64_t(1) << 40);
-  cfg.train.g_lr = t.real("g_lr", 1e-4, 0.0, 1.0);
-  cfg.train.d_lr = t.real("d_lr", 4e-4, 0.0, 1.0);
-  cfg.train.beta1 = t.real("beta1", 0.0, 0.0, 1.0);
-  cfg.train.beta2 = t.real("beta2", 0.999, 0.0, 1.0);
-  cfg.train.n_dis = t.integer("n_dis", 1, 1, 100);
-  cfg.train.loss = t.choice("loss", "hinge", {"hinge", "nonsaturating"});
-  cfg.train.seed = t.integer("seed", 0, 0);
-  cfg.train.adam_eps = t.real("adam_eps", 1e-8, 0.0, 1.0);
-  cfg.train.accumulate = t.integer("accumulate", 1, 1, 1 << 20);
+  cfg.train.batch_size = t.integer("batch_size", cfg.train.batch_size, 1, 1 << 20);
+  cfg.train.iterations = t.integer("iterations", cfg.train.iterations, 0, int64_t(1) << 40);
+  cfg.train.g_lr = t.real("g_lr", cfg.train.g_lr, 0.0, 1.0);
+  cfg.train.d_lr = t.real("d_lr", cfg.train.d_lr, 0.0, 1.0);
+  cfg.train.beta1 = t.real("beta1", cfg.train.beta1, 0.0, 1.0);
+  cfg.train.beta2 = t.real("beta2", cfg.train.beta2, 0.0, 1.0);
+  cfg.train.n_dis = t.integer("n_dis", cfg.train.n_dis, 1, 100);
+  cfg.train.loss = t.choice("loss", cfg.train.loss, {"hinge", "nonsaturating"});
+  cfg.train.seed = t.integer("seed", cfg.train.seed, 0);
+  cfg.train.adam_eps = t.real("adam_eps", cfg.train.adam_eps, 0.0, 1.0);
+  cfg.train.accumulate = t.integer("accumulate", cfg.train.accumulate, 1, 1 << 20);
   if (cfg.train.batch_size % cfg.train.accumulate != 0)
     t.fail_key("accumulate", "expected a divisor of batch_size (" +
                                  std::to_string(cfg.train.batch_size) + "), got " +
                                  std::to_string(cfg.train.accumulate));
-  cfg.train.ema = t.boolean("ema", true);
-  cfg.train.ema_decay = t.real("ema_decay", 0.9999, 0.0, 1.0);
-  cfg.train.ema_start = t.integer("ema_start", 1000, 0);
-  cfg.train.ema_rampup = t.real("ema_rampup", 0.05, 0.0, 1.0);
-  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", 200, 0, 100000);
-  cfg.train.amp = t.choice("amp", "auto", {"auto", "true", "false"});
-  cfg.train.channels_last = t.boolean("channels_last", true);
-  cfg.train.device = t.choice("device", "auto", {"cpu", "cuda", "auto"});
-  cfg.train.log_every = t.integer("log_every", 50, 1);
-  cfg.train.sample_every = t.integer("sample_every", 1000, 0);
-  cfg.train.checkpoint_every = t.integer("checkpoint_every", 1000, 0);
-  cfg.train.keep_checkpoints = t.integer("keep_checkpoints", 3, 1);
-  cfg.train.time_limit_minutes = t.real("time_limit_minutes", 0.0, 0.0);
-  cfg.train.lr_decay = t.choice("lr_decay", "none", {"none", "linear"});
-  cfg.train.lr_decay_from = t.real("lr_decay_from", 0.5, 0.0, 0.999);
-  cfg.train.sync_bn = t.boolean("sync_bn", false);
+  cfg.train.ema = t.boolean("ema", cfg.train.ema);
+  cfg.train.ema_decay = t.real("ema_decay", cfg.train.ema_decay, 0.0, 1.0);
+  cfg.train.ema_start = t.integer("ema_start", cfg.train.ema_start, 0);
+  cfg.train.ema_rampup = t.real("ema_rampup", cfg.train.ema_rampup, 0.0, 1.0);
+  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, 100000);
+  cfg.train.amp = t.choice("amp", cfg.train.amp, {"auto", "true", "false"});
+  cfg.train.channels_last = t.boolean("channels_last", cfg.train.channels_last);
+  cfg.train.device = t.choice("device", cfg.train.device, {"cpu", "cuda", "auto"});
+  cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
+  cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);
+  cfg.train.checkpoint_every = t.integer("checkpoint_every", cfg.train.checkpoint_every, 0);
+  cfg.train.keep_checkpoints = t.integer("keep_checkpoints", cfg.train.keep_checkpoints, 1);
+  cfg.train.time_limit_minutes = t.real("time_limit_minutes", cfg.train.time_limit_minutes, 0.0);
+  cfg.train.lr_decay = t.choice("lr_decay", cfg.train.lr_decay, {"none", "linear"});
+  cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
+  cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
   t.finish();
 
   ConfigNode dt = top.child("data");
-  cfg.data.format = dt.choice("format", "fmnist", {"fmnist", "cifar10", "folder", "packed"});
-  cfg.data.path = dt.string("path", "/usr/share/datasets/fashion-mnist");
+  cfg.data.format = dt.choice("format", cfg.data.format, {"fmnist", "cifar10", "folder", "packed"});
+  cfg.data.path = dt.string("path", cfg.data.path);
   dt.finish();
 
   ConfigNode ev = top.child("eval");  // absent in older checkpoints' configs: defaults
-  cfg.eval.inception = ev.string("inception", "");
-  cfg.eval.fid_n = ev.integer("fid_n", 10000, 2, int64_t(1) << 32);
+  cfg.eval.inception = ev.string("inception", cfg.eval.inception);
+  cfg.eval.fid_n = ev.integer("fid_n", cfg.eval.fid_n, 2, int64_t(1) << 32);
   ev.finish();
 
   top.finish();
@@ -145,8 +146,8 @@ void check_unique_keys(const YAML::Node& node, const std::string& name, const st
 
 }  // namespace
 
-Config parse_config(const std::string& yaml_text, const std::string& name,
-                    const std::vector<std::string>& overrides) {
+// YAML text -> a checked mapping (valid YAML, a mapping, each key once).
+YAML::Node read_tree(const std::string& yaml_text, const std::string& name) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -161,19 +162,77 @@ Config parse_config(const std::string& yaml_text, const std::string& name,
     fail(name, ": expected a YAML mapping with sections such as model:, generator:, train:, "
                "data:, got a ", root.IsSequence() ? "list" : "scalar '" + root.Scalar() + "'");
   check_unique_keys(root, name, "");
-  return parse_tree(root, name, overrides);
+  return root;
+}
+
+std::string read_text(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail(path, ": is a directory; expected a YAML ", what, " (e.g. configs/fmnist32_hamgan.yaml)");
+  std::ifstream in(path);
+  if (!in) fail(path, ": cannot open ", what);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) fail(path, ": cannot read ", what);
+  return ss.str();
+}
+
+// `top` over `base`: mappings merge key by key, anything else (scalar, list) replaces. A
+// mapping whose `type` differs from the base's (a context module) replaces it whole: its other
+// keys are options of that type, and the base's options would be unknown keys for it.
+YAML::Node merge_over(YAML::Node base, const YAML::Node& top) {
+  if (!base.IsMap() || !top.IsMap()) return YAML::Clone(top);
+  if (top["type"] && base["type"] && top["type"].Scalar() != base["type"].Scalar())
+    return YAML::Clone(top);
+  for (const auto& kv : top) {
+    const std::string key = kv.first.Scalar();
+    base[key] = merge_over(base[key] ? YAML::Node(base[key]) : YAML::Node(), kv.second);
+  }
+  return base;
+}
+
+// A preset's `base: FILE` (relative to the preset): the base's keys (and its own base's),
+// overridden by the preset's. `chain` holds the files read so far, for cycles and messages.
+YAML::Node resolve_base(YAML::Node root, const std::string& name, std::vector<std::string>& chain) {
+  if (!root["base"]) return root;
+  const YAML::Node b = root["base"];
+  if (!b.IsScalar() || b.Scalar().empty())
+    fail(name, ": key 'base': expected the path of a base config (relative to this file)");
+  const std::filesystem::path path =
+      (std::filesystem::path(name).parent_path() / b.Scalar()).lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    fail(name, ": key 'base': ", path.string(), " does not exist; expected a config file (relative to ", name, ")");
+  const auto same = [&](const std::string& f) { return std::filesystem::equivalent(f, path, ec); };
+  if (std::any_of(chain.begin(), chain.end(), same)) {
+    std::string loop;
+    for (const auto& f : chain) loop += f + " -> ";
+    fail(name, ": key 'base': the bases form a cycle (", loop, path.string(), "); expected a chain that ends");
+  }
+  chain.push_back(path.string());
+  YAML::Node base = resolve_base(read_tree(read_text(path.string(), "base config"), path.string()),
+                                 path.string(), chain);
+  root.remove("base");
+  return merge_over(base, root);
+}
+
+Config parse_config(const std::string& yaml_text, const std::string& name,
+                    const std::vector<std::string>& overrides) {
+  std::vector<std::string> chain = {name};
+  YAML::Node root = resolve_base(read_tree(yaml_text, name), name, chain);
+  std::string source = name;  // messages name every file a key may come from
+  if (chain.size() > 1) {
+    source += " (over ";
+    for (size_t i = 1; i < chain.size(); ++i) source += (i > 1 ? ", " : "") + chain[i];
+    source += ")";
+  }
+  Config cfg = parse_tree(root, source, overrides);
+  cfg.source = name;
+  return cfg;
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    fail(path, ": is a directory; expected a YAML config file (e.g. configs/fmnist32_hamgan.yaml)");
-  std::ifstream in(path);
-  if (!in) fail(path, ": cannot open config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) fail(path, ": cannot read config file");
-  return parse_config(ss.str(), path, overrides);
+  return parse_config(read_text(path, "config file"), path, overrides);
 }
 
 std::string to_yaml(const YAML::Node& node) {

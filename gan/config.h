@@ -52,7 +52,7 @@ struct TrainConfig {
   int64_t log_every = 50;
   int64_t sample_every = 1000;
   int64_t checkpoint_every = 1000;
-  int64_t keep_checkpoints = 3;    // newest K kept, plus any marked best
+  int64_t keep_checkpoints = 3;    // newest K valid checkpoints kept
   double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
   std::string lr_decay = "none";   // none | linear (gan/train/lr_schedule.h)
   double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
@@ -82,7 +82,8 @@ struct Config {
   YAML::Node resolved;  // every key with its resolved value
 };
 
-// Reads `path`, applies "a.b=value" overrides, validates every key.
+// Reads `path` (and its `base:` chain: a preset lists only what differs from its base),
+// applies "a.b=value" overrides, validates every key. Each default lives in the structs above.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 // Same, from YAML text (tests, checkpoints); `name` stands for the file in messages.
 Config parse_config(const std::string& yaml_text, const std::string& name,

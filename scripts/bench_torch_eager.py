@@ -4,7 +4,8 @@ train`: eager or torch.compile, fp32 or bf16 autocast, contiguous or channels-la
 runs under the same precision and layout policy as hamgan. Same architecture as gan/models +
 layers/ (ch 32, z 128, 10 classes, 1 channel, orthogonal init, SN eps 1e-6), same step (n_dis 1,
 hinge, Adam(0, 0.999), G lr 1e-4, D lr 4e-4, real+fake through D as one batch, EMA copy before
-ema_start), synthetic data.
+ema_start), synthetic data. G, D and their blocks come from the test oracle
+tests/oracle/sagan_ref.py.
 
 --amp auto (default) turns bf16 autocast on as hamgan's train.amp auto does on the CPU: when the
 first `flags` line of /proc/cpuinfo lists avx512_bf16 or amx_bf16, unless HAMGAN_CPU_ISA (avx2,
@@ -21,89 +22,24 @@ The matching hamgan runs, eager and compile side by side with a table:
 import argparse
 import copy
 import os
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-SN_EPS = 1e-6
-
-
-def sn(m):
-    nn.init.orthogonal_(m.weight)
-    return nn.utils.spectral_norm(m, eps=SN_EPS)
-
-
-def conv(i, o, k, bias=True):
-    return sn(nn.Conv2d(i, o, k, padding=k // 2, bias=bias))
-
-
-class CondBN(nn.Module):  # layers/cond_bn.cpp: BN without affine, class gain (1 + g) and bias
-    def __init__(self, c, n_classes):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(c, affine=False, eps=1e-5)
-        self.gain = nn.Embedding(n_classes, c)
-        self.bias = nn.Embedding(n_classes, c)
-        nn.init.zeros_(self.gain.weight)
-        nn.init.zeros_(self.bias.weight)
-
-    def forward(self, x, y):
-        return self.bn(x) * (1 + self.gain(y)[:, :, None, None]) + self.bias(y)[:, :, None, None]
-
-
-class GBlock(nn.Module):  # layers/gblock.cpp
-    def __init__(self, i, o, n_classes):
-        super().__init__()
-        self.bn1, self.bn2 = CondBN(i, n_classes), CondBN(o, n_classes)
-        self.conv1, self.conv2, self.conv_sc = conv(i, o, 3), conv(o, o, 3), conv(i, o, 1)
-
-    def forward(self, x, y):
-        h = F.interpolate(F.relu(self.bn1(x, y)), scale_factor=2, mode="nearest")
-        h = self.conv2(F.relu(self.bn2(self.conv1(h), y)))
-        return h + self.conv_sc(F.interpolate(x, scale_factor=2, mode="nearest"))
-
-
-class DBlock(nn.Module):  # layers/dblock.cpp (shortcut pooled before its 1x1 conv)
-    def __init__(self, i, o, preact, down):
-        super().__init__()
-        self.preact, self.down = preact, down
-        self.conv1, self.conv2 = conv(i, o, 3), conv(o, o, 3)
-        self.conv_sc = conv(i, o, 1) if (i != o or down) else None
-
-    def forward(self, x):
-        h = F.relu(x) if self.preact else x
-        h = self.conv2(F.relu(self.conv1(h)))
-        s = x
-        if self.down:
-            h, s = F.avg_pool2d(h, 2), F.avg_pool2d(x, 2)
-        if self.conv_sc is not None:
-            s = self.conv_sc(s)
-        return h + s
-
-
-class SelfAttention(nn.Module):  # layers/context/self_attention.cpp
-    def __init__(self, c):
-        super().__init__()
-        self.theta, self.phi = conv(c, c // 8, 1, False), conv(c, c // 8, 1, False)
-        self.g, self.o = conv(c, c // 2, 1, False), conv(c // 2, c, 1, False)
-        self.gamma = nn.Parameter(torch.zeros(()))
-
-    def forward(self, x, y=None):
-        b, _, h, w = x.shape
-        q = self.theta(x).flatten(2)
-        k = F.max_pool2d(self.phi(x), 2).flatten(2)
-        v = F.max_pool2d(self.g(x), 2).flatten(2)
-        beta = torch.softmax(torch.bmm(q.transpose(1, 2), k), -1)
-        return x + self.gamma * self.o(torch.bmm(v, beta.transpose(1, 2)).view(b, -1, h, w))
+# G, D and their blocks: the test oracle's independent reference (tests/oracle/sagan_ref.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "oracle"))
+from sagan_ref import Attention, CondBN, Discriminator, Generator, sn_conv  # noqa: E402
 
 
 class HamNMF(nn.Module):  # layers/context/hamburger.cpp + nmf.cpp: d = C, r = d/8, K = 6, one-step
     def __init__(self, c, n_classes=None, steps=6):
         super().__init__()
         self.d, self.r, self.steps = c, c // 8, steps
-        self.lower, self.upper = conv(c, c, 1, False), conv(c, c, 1, False)
-        self.norm = CondBN(c, n_classes) if n_classes else None
+        self.lower, self.upper = sn_conv(c, c, 1, bias=False), sn_conv(c, c, 1, bias=False)
+        self.norm = CondBN(c, "labels", n_classes) if n_classes else None
         self.sigma = nn.Parameter(torch.zeros(()))
 
     @staticmethod
@@ -131,55 +67,34 @@ class HamNMF(nn.Module):  # layers/context/hamburger.cpp + nmf.cpp: d = C, r = d
         return x + self.sigma * out
 
 
-def context(kind, c, n_classes):
-    if kind == "none":
-        return None
+def make_context(kind, c, h, w, cond_kind, cond_dim):  # sagan_ref's make_context signature
     if kind == "self_attention":
-        return SelfAttention(c)
+        return Attention(c)
     if kind == "ham_nmf":
-        return HamNMF(c, n_classes)
+        return HamNMF(c, cond_dim if cond_kind == "labels" else None)
     raise ValueError(kind)
 
 
-class Generator(nn.Module):  # gan/models/generator.cpp at resolution 32: context after block 2
-    def __init__(self, ch, ctx, z_dim=128, n_classes=10):
-        super().__init__()
-        self.c0 = 4 * ch
-        self.linear = sn(nn.Linear(z_dim, self.c0 * 16))
-        self.blocks = nn.ModuleList([GBlock(4 * ch, 4 * ch, n_classes) for _ in range(3)])
-        self.context = context(ctx, 4 * ch, n_classes)
-        self.out_bn = nn.BatchNorm2d(4 * ch, eps=1e-5)
-        self.out_conv = conv(4 * ch, 1, 3)
-
-    def forward(self, z, y):
-        h = self.linear(z).view(z.size(0), self.c0, 4, 4)
-        for b in self.blocks:
-            h = b(h, y)
-        if self.context is not None:
-            h = self.context(h, y)
-        return torch.tanh(self.out_conv(F.relu(self.out_bn(h))))
+def hamgan_init_(model):
+    """hamgan's initialization: orthogonal SN conv/linear weights, zero CBN gains and biases
+    (D's SN class embedding keeps its N(0, 1) default)."""
+    for m in model.modules():
+        if isinstance(m, CondBN):
+            nn.init.zeros_(m.gain.weight)
+            nn.init.zeros_(m.bias.weight)
+        elif isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.orthogonal_(m.weight_orig)
+    return model
 
 
-class Discriminator(nn.Module):  # gan/models/discriminator.cpp: context at 16x16 after block 0
-    def __init__(self, ch, ctx, n_classes=10):
-        super().__init__()
-        c = 4 * ch
-        self.blocks = nn.ModuleList([DBlock(1, c, False, True), DBlock(c, c, True, True),
-                                     DBlock(c, c, True, False), DBlock(c, c, True, False)])
-        self.context = context(ctx, c, None)
-        self.linear = sn(nn.Linear(c, 1))
-        self.embed = nn.Embedding(n_classes, c)
-        nn.init.normal_(self.embed.weight)
-        self.embed = nn.utils.spectral_norm(self.embed, eps=SN_EPS)
-
-    def forward(self, x, y):
-        h = self.blocks[0](x)
-        if self.context is not None:
-            h = self.context(h)
-        for b in self.blocks[1:]:
-            h = b(h)
-        h = F.relu(h).sum((2, 3))
-        return self.linear(h).squeeze(1) + (self.embed(y) * h).sum(1)
+def models(ch, ctx, z_dim=128, n_classes=10):
+    """gan/models at resolution 32, 1 channel: G's context after block 2 (32x32), D's at
+    16x16 after block 0, D's shortcuts pooled before their 1x1 conv (layers/dblock.cpp)."""
+    ctx = None if ctx == "none" else ctx
+    g = Generator(32, ch, n_classes, z_dim, 1, context=ctx, context_res=32, make_context=make_context)
+    d = Discriminator(32, ch, n_classes, 1, context=ctx, context_res=16, make_context=make_context,
+                      sc_pool_first=True)
+    return hamgan_init_(g), hamgan_init_(d)
 
 
 ISA_CLASSES = ("other", "avx2", "avx512", "avx512_bf16")  # ordered, as core/cpu_features.h
@@ -220,7 +135,7 @@ def amp_auto():
 
 def bench(ctx, args):
     torch.manual_seed(0)
-    g, d = Generator(args.ch, ctx), Discriminator(args.ch, ctx)
+    g, d = models(args.ch, ctx)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     g, d = g.to(memory_format=fmt), d.to(memory_format=fmt)
     g_ema = copy.deepcopy(g).eval()

@@ -2,8 +2,8 @@
 """Fails when a source file includes a header from a higher layer (or a sibling layer).
 
 Layers, bottom to top; a file may include its own layer and any lower one (not a sibling):
-  core -> io -> layers -> metrics -> gan/models -> gan/data -> gan/checkpoint
-  -> gan/train, gan/sample, gan/classifier -> gan/eval -> gan/cli
+  core -> io -> layers -> metrics -> gan/models -> gan/data -> gan/checkpoint -> gan/sample
+  -> gan/train, gan/classifier -> gan/eval, gan/bench -> gan/cli
 gan/config.{h,cpp} (the typed config, validated against the architecture tables) belongs to
 gan/models. Run by CTest as check_layers; `check_layers.py [ROOT]`.
 """
@@ -14,9 +14,9 @@ import sys
 # One list per rank; each layer: (name, path prefixes).
 LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
           [("gan/models", ["gan/models/", "gan/config."])], [("gan/data", ["gan/data/"])],
-          [("gan/checkpoint", ["gan/checkpoint/"])],
-          [("gan/train", ["gan/train/"]), ("gan/sample", ["gan/sample/"]), ("gan/classifier", ["gan/classifier/"])],
-          [("gan/eval", ["gan/eval/"])], [("gan/cli", ["gan/cli/"])]]
+          [("gan/checkpoint", ["gan/checkpoint/"])], [("gan/sample", ["gan/sample/"])],
+          [("gan/train", ["gan/train/"]), ("gan/classifier", ["gan/classifier/"])],
+          [("gan/eval", ["gan/eval/"]), ("gan/bench", ["gan/bench/"])], [("gan/cli", ["gan/cli/"])]]
 DIRS = ["core", "io", "layers", "metrics", "gan"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -55,13 +55,13 @@ def self_test():
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         tree = {"metrics/a.cpp": '#include "gan/train/trainer.h"\n#include "io/png.h"\n',
-                "gan/train/b.h": '#include "gan/sample/grid.h"\n',
+                "gan/train/b.h": '#include "gan/classifier/train_classifier.h"\n',
                 "gan/eval/c.cpp": '#include "gan/train/b.h"\n#include "tests/x.h"\n'}
         for rel, text in tree.items():
             (pathlib.Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
             (pathlib.Path(d) / rel).write_text(text)
         bad, checked = upward_includes(pathlib.Path(d))
-    want = ["gan/eval/c.cpp: includes \"tests/x.h\"", "gan/train/b.h (gan/train) includes \"gan/sample/grid.h\"",
+    want = ["gan/eval/c.cpp: includes \"tests/x.h\"", "gan/train/b.h (gan/train) includes \"gan/classifier/train_classifier.h\"",
             "metrics/a.cpp (metrics) includes \"gan/train/trainer.h\""]
     if checked != 3 or len(bad) != 3 or any(not b.startswith(w) for b, w in zip(bad, want)):
         print("self-test failed:", checked, bad)

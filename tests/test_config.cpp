@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "gan/config.h"
@@ -101,19 +104,95 @@ TEST(Config, ShippedConfigsLoad) {
   }
 }
 
-// Every shipped config parses (keys, ranges, context options such as `projections`).
-TEST(Config, EveryShippedConfigLoads) {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(test::source_path("configs"))) {
-    if (e.path().extension() != ".yaml") continue;
-    ++n;
+// Every shipped preset resolves (bases, keys, ranges, context options) to exactly the config
+// it resolved to before presets inherited (issue 20): tests/fixtures/presets_resolved/NAME.yaml
+// is `hamgan info -c configs/NAME.yaml` of the pre-`base:` tree (fmnist32_ham_nmf.yaml, then
+// identical to fmnist32_hamgan.yaml, was dropped). Each fixture has its preset and vice versa.
+TEST(Config, EveryPresetResolvesAsBefore) {
+  namespace fs = std::filesystem;
+  std::set<std::string> presets, fixtures;
+  for (const auto& e : fs::directory_iterator(test::source_path("configs")))
+    if (e.path().extension() == ".yaml") presets.insert(e.path().stem().string());
+  for (const auto& e : fs::directory_iterator(test::source_path("tests/fixtures/presets_resolved")))
+    fixtures.insert(e.path().stem().string());
+  EXPECT_EQ(presets, fixtures);
+  EXPECT_GE(presets.size(), 20u);
+  for (const auto& name : presets) {
+    std::ifstream in(test::source_path("tests/fixtures/presets_resolved/" + name + ".yaml"));
+    std::stringstream want;
+    want << in.rdbuf();
     try {
-      load_config(e.path().string());
+      const Config c = load_config(test::source_path("configs/" + name + ".yaml"));
+      EXPECT_EQ(to_yaml(c.resolved) + "\n", want.str()) << name;
+      EXPECT_FALSE(c.resolved["base"]) << name;
     } catch (const Error& err) {
       ADD_FAILURE() << err.what();
     }
   }
-  EXPECT_GT(n, 0);
+}
+
+namespace {
+std::filesystem::path preset_dir(const std::map<std::string, std::string>& files) {
+  const auto dir = std::filesystem::temp_directory_path() / "hamgan_config_bases";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub");
+  for (const auto& [name, text] : files) std::ofstream((dir / name).string()) << text;
+  return dir;
+}
+}  // namespace
+
+// `base:` is relative to the preset, chains, merges mappings key by key, lets a context of
+// another type replace the base's whole, and takes command-line overrides last.
+TEST(Config, PresetsInheritTheirBase) {
+  const auto dir = preset_dir({
+      {"root.yaml", "model: {resolution: 32, n_classes: 10}\ngenerator:\n  ch: 8\n  context: "
+                    "{type: ham_nmf, resolution: 16, d: 32, r: 4}\ntrain: {batch_size: 8, seed: 3}\n"},
+      {"sub/mid.yaml", "base: ../root.yaml\ntrain: {batch_size: 4}\n"},
+      {"sub/top.yaml", "base: mid.yaml\ngenerator:\n  context: {type: sao, resolution: 32}\n"},
+  });
+  const Config c = load_config((dir / "sub/top.yaml").string(), {"train.seed=5"});
+  EXPECT_EQ(c.model.n_classes, 10);
+  EXPECT_EQ(c.generator.ch, 8);
+  EXPECT_EQ(c.train.batch_size, 4);
+  EXPECT_EQ(c.train.seed, 5);
+  EXPECT_EQ(c.generator.context.type, "sao");
+  EXPECT_EQ(c.generator.context.resolution, 32);
+  EXPECT_FALSE(c.resolved["generator"]["context"]["d"]);  // ham_nmf's options went with it
+  EXPECT_FALSE(c.resolved["base"]);
+  // The same type merges: a preset may change one option of the base's module.
+  std::ofstream((dir / "sub/r8.yaml").string()) << "base: ../root.yaml\ngenerator: {context: {type: ham_nmf, r: 8}}\n";
+  const Config r8 = load_config((dir / "sub/r8.yaml").string());
+  EXPECT_EQ(r8.resolved["generator"]["context"]["r"].as<int>(), 8);
+  EXPECT_EQ(r8.resolved["generator"]["context"]["d"].as<int>(), 32);
+}
+
+TEST(Config, BadBasesAreClearErrors) {
+  const auto dir = preset_dir({
+      {"a.yaml", "base: b.yaml\n"},
+      {"b.yaml", "base: a.yaml\n"},
+      {"self.yaml", "base: ./self.yaml\n"},
+      {"missing.yaml", "base: nowhere.yaml\n"},
+      {"list.yaml", "base: [a.yaml]\n"},
+      {"badkey.yaml", "base: bad_base.yaml\n"},
+      {"bad_base.yaml", "train: {batch_size: 0}\n"},
+  });
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"a.yaml", {"a.yaml", "cycle", "b.yaml"}},
+      {"self.yaml", {"self.yaml", "cycle"}},
+      {"missing.yaml", {"missing.yaml", "key 'base'", "nowhere.yaml", "does not exist"}},
+      {"list.yaml", {"list.yaml", "key 'base'", "expected the path"}},
+      {"badkey.yaml", {"badkey.yaml", "bad_base.yaml", "'train.batch_size'"}},
+  };
+  for (const auto& [file, parts] : cases) {
+    std::string msg;
+    try {
+      load_config((dir / file).string());
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    ASSERT_FALSE(msg.empty()) << file << " loaded";
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << file << ": " << msg;
+  }
 }
 
 TEST(Config, MissingFileIsNamed) {
@@ -129,8 +208,7 @@ TEST(Config, HamburgerConfigsLoad) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"configs/imagenet128_hamgan.yaml", "ham_nmf"}, {"configs/imagenet128_ham_vq.yaml", "ham_vq"},
       {"configs/imagenet128_ham_cd.yaml", "ham_cd"},  {"configs/fmnist32_hamgan.yaml", "ham_nmf"},
-      {"configs/fmnist32_ham_nmf.yaml", "ham_nmf"},   {"configs/fmnist32_ham_vq.yaml", "ham_vq"},
-      {"configs/fmnist32_ham_cd.yaml", "ham_cd"}};
+      {"configs/fmnist32_ham_vq.yaml", "ham_vq"},     {"configs/fmnist32_ham_cd.yaml", "ham_cd"}};
   for (const auto& [f, type] : files) {
     const Config c = load_config(test::source_path(f));
     EXPECT_EQ(c.generator.context.type, type) << f;

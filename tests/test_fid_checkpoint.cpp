@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "gan/cli/commands.h"
-#include "gan/sample/inception_source.h"
+#include "gan/sample/sample_batches.h"
 #include "gan/sample/sampler.h"
 #include "io/decode.h"
 #include "io/png.h"

@@ -35,7 +35,7 @@ ContextSpec make_spec(const std::string& yaml, int64_t channels, int64_t classes
   s.width = w;
   s.cond = classes > 0 ? CondSpec{CondKind::labels, classes} : CondSpec{};
   s.sn = kSN;
-  s.options = parse_context_config(node, "none").options;
+  s.options = parse_context_config(node).options;
   return s;
 }
 

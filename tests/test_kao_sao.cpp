@@ -27,7 +27,7 @@ ContextModule make(const std::string& type, const std::string& projections, int6
                    SNOptions sn = kSN) {
   YAML::Node n = YAML::Load("{type: " + type + ", projections: " + projections + "}");
   const ContextConfig cc =
-      parse_context_config(ConfigNode(n, "context", std::make_shared<ConfigSource>()), "none");
+      parse_context_config(ConfigNode(n, "context", std::make_shared<ConfigSource>()));
   ContextSpec spec;
   spec.channels = c;
   spec.sn = sn;

@@ -12,6 +12,7 @@
 
 #include "gan/config.h"
 #include "gan/train/distributed.h"
+#include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"
 #include "support/oracle.h"
 #include "support/process.h"
@@ -43,19 +44,6 @@ class FixedSource : public BatchSource {
   Batch b_;
 };
 
-// A Trainer whose every z / fake-label draw (n rows) is f(n); the run RNG is unused.
-class ScriptedLatents : public Trainer {
- public:
-  using Draw = std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>;
-  ScriptedLatents(const Config& cfg, Draw f) : Trainer(cfg, torch::kCPU), f_(std::move(f)) {}
-
- protected:
-  std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n) override { return f_(n); }
-
- private:
-  Draw f_;
-};
-
 // in: real x, real y, then (z, y_fake) for the D step and for the G step, 2B rows each.
 // Rows [first, first + n) of everything; one Trainer::step; returns D's and G's state
 // dicts after the step followed by their (averaged) gradients, D first.
@@ -63,7 +51,8 @@ std::vector<torch::Tensor> one_step(const std::vector<torch::Tensor>& in, int64_
                                     int64_t n, DataParallel* dp, bool sync_bn) {
   const auto rows = [&](const torch::Tensor& t) { return t.narrow(0, first, n).clone(); };
   int calls = 0;
-  ScriptedLatents t(small_config(n, sync_bn), [&](int64_t m) {
+  Trainer t(small_config(n, sync_bn), torch::kCPU);
+  script_latents(t, [&](int64_t m) {
     if (m != n || calls > 1) throw std::runtime_error("unexpected latent draw");
     const int k = 2 + 2 * calls++;
     return std::make_pair(rows(in[k]), rows(in[k + 1]));

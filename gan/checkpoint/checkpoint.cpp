@@ -171,15 +171,10 @@ std::string checkpoint_path(const std::string& dir, int64_t iteration) {
   return (fs::path(dir) / name).string();
 }
 
-namespace {
-struct Entry {
-  int64_t iteration;
-  std::string path;
-};
 // Names hamgan did not write (an iteration beyond int64) are reported on `warn` and skipped.
-std::vector<Entry> entries(const std::string& dir, std::ostream* warn = nullptr) {
+std::vector<CheckpointFile> checkpoint_files(const std::string& dir, std::ostream* warn) {
   static const std::regex re(R"(ckpt_(\d+)\.pt)");
-  std::vector<Entry> out;
+  std::vector<CheckpointFile> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& f : fs::directory_iterator(dir)) {
@@ -196,22 +191,21 @@ std::vector<Entry> entries(const std::string& dir, std::ostream* warn = nullptr)
     }
     out.push_back({it, f.path().string()});
   }
-  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+  std::sort(out.begin(), out.end(), [](const CheckpointFile& a, const CheckpointFile& b) {
     return a.iteration > b.iteration;
   });
   return out;
 }
-}  // namespace
 
 std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* warn) {
   std::vector<std::string> out;
-  for (const auto& e : entries(dir, warn)) out.push_back(e.path);
+  for (const auto& e : checkpoint_files(dir, warn)) out.push_back(e.path);
   return out;
 }
 
 void prune_checkpoints(const std::string& dir, int64_t keep) {
   int64_t kept = 0;
-  for (const auto& e : entries(dir)) {
+  for (const auto& e : checkpoint_files(dir)) {
     if (kept++ < keep) continue;
     std::error_code ec;
     fs::remove(e.path, ec);

@@ -62,8 +62,14 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device = t
 Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU);
 
 std::string checkpoint_path(const std::string& dir, int64_t iteration);
-// Checkpoint files in `dir`, newest (highest iteration) first; temporaries ignored, names
-// with an out-of-range iteration reported on `warn` and ignored.
+// Checkpoint files in `dir` (ckpt_<iteration>.pt), newest (highest iteration) first;
+// temporaries ignored, names with an out-of-range iteration reported on `warn` and ignored.
+struct CheckpointFile {
+  int64_t iteration;
+  std::string path;
+};
+std::vector<CheckpointFile> checkpoint_files(const std::string& dir, std::ostream* warn = nullptr);
+// Their paths.
 std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* warn = nullptr);
 // Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::string& dir, int64_t keep);

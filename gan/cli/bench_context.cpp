@@ -1,213 +1,9 @@
-// `hamgan bench context`: cost of every registered context module (or its bare operator on
-// Q = K = V = X, --bare) per input shape: parameters, multiply-accumulates counted from the
-// ops that run (core/mac_counter.h), peak memory of inference and of forward+backward, and
-// median times. Memory is measured: each (case, mode) runs in a fresh child process (this
-// executable, exec'd), and the row shows its peak RSS (wait4 ru_maxrss) minus its peak
-// before the first run, i.e. after building the module and the input.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <iostream>
-#include <sstream>
-
-#include "core/error.h"
-#include "core/mac_counter.h"
-#include "core/parse_number.h"
-#include "core/threads.h"
+// `hamgan bench context`: parameters, MACs, peak memory and time of every context module
+// (gan/bench/context_bench.h).
+#include "gan/bench/context_bench.h"
 #include "gan/cli/commands.h"
-#include "layers/context/bare_operator.h"
-#include "layers/context/context.h"
 
 namespace hamgan::cli {
-
-namespace {
-
-const std::vector<std::string> kDefaultShapes = {
-    "1x512x128x128",                           // Hamburger paper, Table 3
-    "8x8x14x14", "8x8x28x28", "8x8x56x56",     // KAO paper, Table 1 (B x spatial x C = 8)
-    "1x64x14x14", "1x128x28x28", "1x256x56x56",  // SAO paper, Table 2
-    "64x256x32x32",                            // this GAN's G context slot
-};
-
-std::vector<int64_t> parse_shape(const std::string& s) {
-  std::vector<int64_t> v;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    int64_t d = 0;
-    if (!parse_int(part, d) || d < 1) fail("--shape '", s, "': expected BxCxHxW with positive integers");
-    v.push_back(d);
-  }
-  if (v.size() != 4) fail("--shape '", s, "': expected BxCxHxW (4 numbers), got ", v.size());
-  return v;
-}
-
-long peak_rss_kb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss;
-}
-
-// Loads kernels and starts thread pools on tiny tensors, so the process's fixed start-up
-// memory is part of the baseline and not charged to the first case.
-void warm_up_library() {
-  torch::Tensor a = torch::randn({2, 4, 4, 4}, torch::requires_grad());
-  torch::Tensor w = torch::randn({4, 4, 1, 1}, torch::requires_grad());
-  torch::Tensor y = torch::conv2d(a, w);
-  y = torch::max_pool2d(y, {2, 2}).flatten(2);
-  y = torch::softmax(torch::bmm(y.transpose(1, 2), y), 1).sum() + torch::matmul(y, y.transpose(1, 2)).mean(1).sum();
-  y.backward();
-}
-
-struct ChildResult {
-  bool ok = false;
-  std::string error;
-  int64_t params = 0, macs = 0;
-  double mem_mb = 0, time_ms = 0;
-};
-
-// The child: build, record the peak so far, run once counting MACs, then time `repeats` runs.
-// Prints "OK params macs baseline_kb median_ms" or "ERR message".
-int run_child(const std::string& module, const std::vector<int64_t>& s, bool train, bool bare,
-              int repeats) {
-  try {
-    torch::manual_seed(0);
-    const int64_t b = s[0], c = s[1], h = s[2], w = s[3];
-    std::function<torch::Tensor()> step;
-    std::vector<torch::Tensor> params;
-    torch::Tensor x;
-    ContextModule m;
-    if (bare) {
-      const auto make = bare_operator(module);
-      if (!make) fail(module, ": no bare operator");
-      const BareOperator op = make(c);
-      params = op.params;
-      x = torch::randn({b, c, h * w});
-      step = [op, x, h, w] { return op.op(x, x, x, h, w); };
-    } else {
-      YAML::Node n = YAML::Load("{type: " + module + "}");
-      const ContextConfig cc =
-          parse_context_config(ConfigNode(n, "context", std::make_shared<ConfigSource>()), "none");
-      ContextSpec spec;
-      spec.channels = c;
-      spec.height = h;
-      spec.width = w;
-      spec.sn.eps = 1e-6;
-      spec.options = cc.options;
-      m = context_entry(module).create(spec);
-      if (!m) fail(module, ": no module");
-      for (const auto& p : m->parameters()) params.push_back(p);
-      x = torch::randn({b, c, h, w});
-      m->train(train);
-      step = [m, x] { return m->forward(x, {}); };
-    }
-    int64_t n_params = 0;
-    for (const auto& p : params) n_params += p.numel();
-    if (train) {
-      x.requires_grad_(true);
-      for (auto& p : params) p.requires_grad_(true);
-    }
-    auto once = [&] {
-      if (train) {
-        step().sum().backward();
-      } else {
-        torch::NoGradGuard ng;
-        step();
-      }
-    };
-    warm_up_library();
-    const long base = peak_rss_kb();
-    int64_t macs = 0;
-    {
-      torch::NoGradGuard ng;
-      MacCounter mc;  // forward MACs, counted on an inference pass
-      if (m) m->eval();
-      step();
-      macs = mc.macs();
-      if (m) m->train(train);
-    }
-    once();  // warm-up
-    std::vector<double> ms;
-    for (int i = 0; i < repeats; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      once();
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    std::printf("OK %lld %lld %ld %.3f\n", (long long)n_params, (long long)macs, base,
-                ms.empty() ? 0.0 : ms[ms.size() / 2]);
-  } catch (const c10::Error& e) {
-    std::printf("ERR %s\n", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    std::printf("ERR %s\n", e.what());
-  }
-  std::fflush(stdout);
-  return 0;
-}
-
-ChildResult spawn(const std::string& module, const std::string& shape, bool train, bool bare,
-                  int repeats, int threads) {
-  int fd[2];
-  if (pipe(fd)) fail("bench context: pipe failed");
-  const std::vector<std::string> args = {
-      "hamgan", "bench", "context", "--child", "--modules", module, "--shape", shape,
-      "--repeats", std::to_string(repeats), "--threads", std::to_string(threads),
-      train ? "--child-train" : "--bare-off", bare ? "--bare" : "--bare-off"};
-  const pid_t pid = fork();
-  if (pid < 0) fail("bench context: fork failed");
-  if (pid == 0) {
-    dup2(fd[1], 1);
-    close(fd[0]);
-    close(fd[1]);
-    std::vector<char*> argv;
-    for (const auto& a : args)
-      if (a != "--bare-off") argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv("/proc/self/exe", argv.data());
-    _exit(127);
-  }
-  close(fd[1]);
-  std::string out;
-  char buf[4096];
-  ssize_t r;
-  while ((r = read(fd[0], buf, sizeof buf)) > 0) out.append(buf, size_t(r));
-  close(fd[0]);
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  ChildResult res;
-  std::istringstream is(out);
-  std::string tag;
-  is >> tag;
-  if (tag == "OK") {
-    long base = 0;
-    is >> res.params >> res.macs >> base >> res.time_ms;
-    res.mem_mb = double(ru.ru_maxrss - base) / 1024.0;
-    res.ok = true;
-  } else if (tag == "ERR") {
-    std::getline(is, res.error);
-    res.error = res.error.substr(res.error.find_first_not_of(' ') == std::string::npos
-                                     ? 0 : res.error.find_first_not_of(' '));
-  } else {
-    res.error = "child died (status " + std::to_string(status) + ")";
-  }
-  return res;
-}
-
-std::string si(double v) {
-  char b[32];
-  if (v >= 1e9) std::snprintf(b, sizeof b, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(b, sizeof b, "%.2fK", v / 1e3);
-  else std::snprintf(b, sizeof b, "%.0f", v);
-  return b;
-}
-
-}  // namespace
 
 int bench_context(int argc, char** argv) {
   cxxopts::Options opts("hamgan bench context",
@@ -218,63 +14,20 @@ int bench_context(int argc, char** argv) {
       cxxopts::value<std::vector<std::string>>())(
       "bare", "the operator alone on Q = K = V = X, as the KAO/SAO tables")(
       "repeats", "timed runs per case (median reported)", cxxopts::value<int>()->default_value("3"))(
-      "threads", "CPU threads for LibTorch", cxxopts::value<int>()->default_value("1"))(
       "child", "internal: run one case in this process")("child-train", "internal");
+  add_threads_option(opts);
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
-  const int repeats = r["repeats"].as<int>(), threads = r["threads"].as<int>();
-  if (repeats < 0 || repeats > 1000) fail("--repeats: expected 0..1000, got ", repeats);
-  if (threads < 1) fail("--threads: expected >= 1, got ", threads);
-  hamgan::set_threads(threads);
-  const bool bare = r.count("bare") > 0;
-  std::vector<std::string> shapes =
-      r.count("shape") ? r["shape"].as<std::vector<std::string>>() : kDefaultShapes;
-  for (const auto& s : shapes) parse_shape(s);
-  std::vector<std::string> modules;
-  if (r.count("modules")) {
-    std::stringstream ss(r["modules"].as<std::string>());
-    std::string m;
-    while (std::getline(ss, m, ','))
-      if (!m.empty()) {
-        context_entry(m);  // fails naming the known modules
-        modules.push_back(m);
-      }
-  } else {
-    for (const auto& n : context_names())
-      if (n != "none") modules.push_back(n);
-  }
-  if (r.count("child"))
-    return run_child(modules.at(0), parse_shape(shapes.at(0)), r.count("child-train") > 0, bare,
-                     repeats);
-
-  std::printf("%s, %d thread(s), median of %d; memory = peak RSS increase of a fresh process\n",
-              bare ? "bare operators on Q = K = V = X" : "modules with their wrappers", threads,
-              repeats);
-  std::printf("%-16s %-14s %10s %10s %12s %12s %12s %12s\n", "module", "input BxCxHxW", "params",
-              "MACs", "mem infer", "mem train", "time infer", "time train");
-  for (const auto& s : shapes)
-    for (const auto& m : modules) {
-      if (bare && !bare_operator(m)) {
-        std::printf("%-16s %-14s (no bare operator)\n", m.c_str(), s.c_str());
-        continue;
-      }
-      const ChildResult inf = spawn(m, s, false, bare, repeats, threads);
-      if (!inf.ok) {
-        std::printf("%-16s %-14s error: %s\n", m.c_str(), s.c_str(), inf.error.c_str());
-        std::fflush(stdout);
-        continue;
-      }
-      const ChildResult tr = spawn(m, s, true, bare, repeats, threads);
-      char mt[32], tt[32];
-      std::snprintf(mt, sizeof mt, "%.1fMB", tr.mem_mb);
-      std::snprintf(tt, sizeof tt, "%.2fms", tr.time_ms);
-      std::printf("%-16s %-14s %10s %10s %10.1fMB %12s %10.2fms %12s%s\n", m.c_str(), s.c_str(),
-                  si(double(inf.params)).c_str(), si(double(inf.macs)).c_str(), inf.mem_mb,
-                  tr.ok ? mt : "error", inf.time_ms, tr.ok ? tt : "error",
-                  tr.ok ? "" : ("  train error: " + tr.error).c_str());
-      std::fflush(stdout);
-    }
+  ContextBenchOptions o;
+  if (r.count("modules")) o.modules = r["modules"].as<std::string>();
+  if (r.count("shape")) o.shapes = r["shape"].as<std::vector<std::string>>();
+  o.bare = r.count("bare") > 0;
+  o.repeats = r["repeats"].as<int>();
+  o.threads = threads_of(r);
+  set_threads(r);
+  if (r.count("child")) run_context_bench_case(o, r.count("child-train") > 0);
+  else run_context_bench(o);
   return 0;
 }
 

@@ -31,7 +31,6 @@ int classifier_train(int argc, char** argv) {
       cxxopts::value<int64_t>())(
       "channels", "1 or 3 (default: the config's, else 1 for fmnist, else 3)", cxxopts::value<int64_t>())(
       "epochs", "passes over the training images", cxxopts::value<int64_t>()->default_value("3"))(
-      "seed", "initial weights, order and flips", cxxopts::value<uint64_t>()->default_value("0"))(
       "batch", "images per step", cxxopts::value<int64_t>()->default_value("128"))(
       "lr", "Adam learning rate (cosine decay to 0)", cxxopts::value<double>()->default_value("0.002"))(
       "width", "channels of the first conv (doubled per block, at most 8x)", cxxopts::value<int64_t>()->default_value("16"))(
@@ -39,8 +38,9 @@ int classifier_train(int argc, char** argv) {
       cxxopts::value<int64_t>()->default_value("128"))(
       "holdout", "fraction held out for the accuracy when the source has no test split",
       cxxopts::value<double>()->default_value("0.1"))(
-      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())(
       "overwrite", "replace an existing --out file");
+  add_seed_option(o, "initial weights, order and flips");
+  add_threads_option(o);
   add_workers_option(o);
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "core/error.h"
@@ -26,8 +27,8 @@ const std::vector<Command>& commands() {
 void add_config_options(cxxopts::Options& opts, const std::string& default_config) {
   opts.add_options()("c,config", "YAML config file",
                      cxxopts::value<std::string>()->default_value(default_config))(
-      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>())(
       "overrides", "key.sub=value overrides", cxxopts::value<std::vector<std::string>>());
+  add_threads_option(opts);
   opts.parse_positional({"overrides"});
   opts.positional_help("[key.sub=value ...]");
 }
@@ -62,10 +63,22 @@ int64_t workers_of(const cxxopts::ParseResult& r) {
   return n;
 }
 
-void set_threads(const cxxopts::ParseResult& r) {
-  int n = static_cast<int>(std::thread::hardware_concurrency());
-  if (r.count("threads")) n = r["threads"].as<int>();
-  hamgan::set_threads(n);
+void add_threads_option(cxxopts::Options& o) {
+  o.add_options()("threads", "CPU threads (LibTorch's, or prepare's decoders; default: all cores)",
+                  cxxopts::value<int>());
+}
+
+int threads_of(const cxxopts::ParseResult& r) {
+  if (!r.count("threads")) return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int n = r["threads"].as<int>();
+  if (n < 1 || n > 256) fail("--threads: expected 1..256, got ", n);
+  return n;
+}
+
+void set_threads(const cxxopts::ParseResult& r) { hamgan::set_threads(threads_of(r)); }
+
+void add_seed_option(cxxopts::Options& o, const std::string& what) {
+  o.add_options()("seed", what, cxxopts::value<uint64_t>()->default_value("0"));
 }
 
 }  // namespace hamgan::cli

@@ -28,12 +28,17 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc,
 // key.sub=value overrides.
 void add_config_options(cxxopts::Options& opts, const std::string& default_config);
 Config config_from(const cxxopts::ParseResult& r);
-// hamgan::set_threads(--threads or the core count; core/threads.h): Debian's build defaults to 1.
+// The flags with one meaning wherever they appear, each declared here only: --threads (CPU
+// threads, default all cores, 1..256), --workers (threads that read and decode images; default
+// 2), --device (cpu, cuda or auto, default auto, as train.device), --seed (default 0; `what`
+// says what it seeds).
+void add_threads_option(cxxopts::Options& o);
+int threads_of(const cxxopts::ParseResult& r);
+// hamgan::set_threads(threads_of(r)) (core/threads.h): Debian's build defaults to 1.
 void set_threads(const cxxopts::ParseResult& r);
-// The flags with one meaning wherever they appear: --workers (threads that read and decode
-// images; default 2) and --device (cpu, cuda or auto, default auto, as train.device).
 void add_workers_option(cxxopts::Options& o);
 void add_device_option(cxxopts::Options& o);
+void add_seed_option(cxxopts::Options& o, const std::string& what);
 int64_t workers_of(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);

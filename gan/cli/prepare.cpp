@@ -52,12 +52,12 @@ int prepare(int argc, char** argv) {
       "channels", "1 or 3", cxxopts::value<int64_t>()->default_value("3"))(
       "format", "fmnist | cifar10 | folder | packed (default: detected from --data)",
       cxxopts::value<std::string>()->default_value(""))(
-      "threads", "worker threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
       "jpeg-decoder", "libjpeg | stb", cxxopts::value<std::string>()->default_value("libjpeg"))(
       "bench", "instead of writing: time N loader batches from --data",
       cxxopts::value<int64_t>()->default_value("0"))(
       "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"));
   add_workers_option(opts);
+  add_threads_option(opts);
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
@@ -76,7 +76,7 @@ int prepare(int argc, char** argv) {
   po.out = r["out"].as<std::string>();
   po.resolution = res;
   po.channels = ch;
-  po.threads = r["threads"].as<int>();
+  po.threads = threads_of(r);
   const PrepareResult pr = prepare_packed(po);
   if (pr.already_complete) {
     std::cout << po.out << " is already complete and valid (" << pr.count

@@ -21,8 +21,8 @@ namespace hamgan::cli {
 namespace fs = std::filesystem;
 
 void add_sample_options(cxxopts::Options& o) {
+  add_seed_option(o, "latent seed: image k of class c always gets the same z");
   o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
-      "seed", "latent seed: image k of class c always gets the same z", cxxopts::value<uint64_t>()->default_value("0"))(
       "truncation", "redraw latent entries with |z| > T (0 = none, else >= 0.01)", cxxopts::value<double>()->default_value("0"))(
       "no-ema", "sample with G instead of the EMA generator");
 }
@@ -50,8 +50,8 @@ int sample_cmd(int argc, char** argv) {
       "grid", "also a class grid PNG (one row per class)", cxxopts::value<std::string>())(
       "cols", "grid columns", cxxopts::value<int64_t>()->default_value("8"))(
       "interpolate", "also latent interpolation rows PNG (one row per class)", cxxopts::value<std::string>())(
-      "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"))(
-      "threads", "CPU threads for LibTorch (default: all cores)", cxxopts::value<int>());
+      "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"));
+  add_threads_option(o);
   add_device_option(o);
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;

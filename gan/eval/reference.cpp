@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "gan/data/sources.h"
-#include "gan/eval/dataset_source.h"
+#include "gan/eval/dataset_batches.h"
 #include "io/decode.h"
 #include "metrics/image_dir.h"
 #include "metrics/inception.h"

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <limits>
 
-#include "gan/sample/inception_source.h"
+#include "gan/sample/sample_batches.h"
 #include "metrics/frechet.h"
 #include "metrics/inception_score.h"
 #include "metrics/kid.h"

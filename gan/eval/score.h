@@ -23,7 +23,7 @@ struct Score {
 };
 
 // all: also IS (min(10, n) splits) and KID (when ref has features). quantize: score the
-// 8-bit images `hamgan sample` would write (sample/inception_source.h).
+// 8-bit images `hamgan sample` would write (sample/sample_batches.h).
 Score score_samples(const sample::Sampler& s, int64_t n, const metrics::FeatureNet& net,
                     const Reference& ref, bool all, bool quantize = true);
 

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "core/error.h"
@@ -20,14 +19,9 @@ namespace fs = std::filesystem;
 std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& run_dir) {
   const std::string dir = (fs::path(run_dir) / "checkpoints").string();
   if (!fs::is_directory(dir)) fail("--run ", run_dir, ": no checkpoints/ directory (expected a `hamgan train --out` directory)");
-  static const std::regex re(R"(ckpt_(\d+)\.pt)");
   std::vector<std::pair<int64_t, std::string>> out;
-  for (const auto& p : list_checkpoints(dir)) {
-    std::smatch m;
-    const std::string name = fs::path(p).filename().string();
-    if (std::regex_match(name, m, re)) out.push_back({std::stoll(m[1].str()), p});
-  }
-  std::sort(out.begin(), out.end());
+  for (const auto& f : checkpoint_files(dir)) out.push_back({f.iteration, f.path});
+  std::reverse(out.begin(), out.end());  // oldest first
   return out;
 }
 

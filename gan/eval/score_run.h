@@ -21,7 +21,7 @@ struct RunScoreOptions {
   bool quantize = true;
 };
 
-// (iteration, path) of DIR/checkpoints/ckpt_<iteration>[.best].pt, oldest first.
+// (iteration, path) of DIR/checkpoints/ckpt_<iteration>.pt, oldest first.
 std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& run_dir);
 // The checkpoints of run_checkpoints() whose iteration has no row in DIR/fid.csv yet.
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);

@@ -1,5 +1,9 @@
 #include "gan/sample/grid.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+
 #include "core/error.h"
 #include "metrics/labeled_grid.h"
 
@@ -28,6 +32,16 @@ torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& c
     rows.push_back(s.generate(z, labels.back()));
   }
   return labeled_grid(torch::cat(rows), torch::cat(labels), steps);
+}
+
+std::pair<torch::Tensor, torch::Tensor> training_grid_latents(int64_t n_classes, int64_t z_dim,
+                                                              int64_t train_seed, int64_t cols) {
+  const int64_t rows = std::min<int64_t>(n_classes, 10);
+  auto gen = at::detail::createCPUGenerator(static_cast<uint64_t>(train_seed) + 0x5eed);
+  const torch::Tensor z = torch::randn({cols, z_dim}, gen);
+  torch::Tensor y = torch::empty({rows * cols}, torch::kLong);
+  for (int64_t r = 0; r < rows; ++r) y.narrow(0, r * cols, cols).fill_(r * n_classes / rows);
+  return {z.repeat({rows, 1}), y};
 }
 
 }  // namespace hamgan::sample

@@ -17,4 +17,10 @@ torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, 
 torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps);
 torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t steps);
 
+// The training run's progress grid (samples/samples_<iteration>.png): (z, y) for rows of every
+// class, or 10 evenly spaced ones when there are more, and `cols` latents drawn from
+// `train_seed`, the same z down each column so the rows differ only in the class.
+std::pair<torch::Tensor, torch::Tensor> training_grid_latents(int64_t n_classes, int64_t z_dim,
+                                                              int64_t train_seed, int64_t cols = 8);
+
 }  // namespace hamgan::sample

@@ -7,20 +7,9 @@
 
 #include <cstdlib>
 
+#include "core/compat_process_group.h"
+#include "core/device.h"
 #include "core/error.h"
-
-#ifndef HAMGAN_NO_GLOO
-#ifndef USE_C10D_GLOO  // LibTorch's CMake usually defines it already
-#define USE_C10D_GLOO
-#endif
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-// NCCL only where LibTorch was built with it (its headers ship without it, too).
-#if defined(USE_C10D_NCCL) && __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>)
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#define HAMGAN_HAVE_NCCL 1
-#endif
-#endif
 
 #include <iostream>
 
@@ -48,6 +37,13 @@ DistEnv dist_env_from_environment() {
   return e;
 }
 
+torch::Device train_device(const std::string& device, int local_rank) {
+  torch::Device d = resolve_device(device);
+  if (d.is_cuda() && local_rank >= 0)
+    d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % torch::cuda::device_count()));
+  return d;
+}
+
 int free_loopback_port() {
   const int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -61,51 +57,18 @@ int free_loopback_port() {
   return ntohs(a.sin_port);
 }
 
-#ifndef HAMGAN_NO_GLOO
-
-struct DataParallel::Impl {
-  c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
-#ifdef HAMGAN_HAVE_NCCL
-  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
-#endif
-  // Calls f on the process group in use (both classes have the same collective methods).
-  template <class F>
-  auto with_pg(F&& f) {
-#ifdef HAMGAN_HAVE_NCCL
-    if (nccl) return f(*nccl);
-#endif
-    return f(*gloo);
-  }
-};
-
-DataParallel::DataParallel(const DistEnv& env, torch::Device device)
-    : env_(env), impl_(std::make_unique<Impl>()) {
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<std::uint16_t>(env.master_port);
-  opts.isServer = env.rank == 0;
-  opts.numWorkers = static_cast<std::size_t>(env.world_size);
+DataParallel::DataParallel(const DistEnv& env, torch::Device device) : env_(env) {
   try {
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
-#ifdef HAMGAN_HAVE_NCCL
-    if (device.is_cuda()) {
-      impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          impl_->store, env.rank, env.world_size, c10d::ProcessGroupNCCL::Options::create());
-      return;
-    }
-#else
-    if (device.is_cuda() && env.rank == 0)
-      std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
-#endif
-    auto pg_opts = c10d::ProcessGroupGloo::Options::create();
-    pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
-        env.master_addr == "localhost" ? "127.0.0.1" : env.master_addr));
-    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
-                                                              env.world_size, pg_opts);
+    pg_ = std::make_unique<compat::ProcessGroup>(env.master_addr, env.master_port, env.rank,
+                                                 env.world_size, device.is_cuda());
+  } catch (const Error&) {
+    throw;  // a build without Gloo says so itself
   } catch (const std::exception& e) {
     fail("distributed rendezvous at ", env.master_addr, ":", env.master_port, " (rank ",
          env.rank, " of ", env.world_size, ") failed: ", e.what());
   }
+  if (device.is_cuda() && !pg_->nccl() && env.rank == 0)
+    std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
 }
 
 DataParallel::~DataParallel() = default;
@@ -115,10 +78,7 @@ void DataParallel::broadcast(torch::nn::Module& m) {
   std::vector<torch::Tensor> all;
   for (auto& p : m.parameters()) all.push_back(p);
   for (auto& b : m.buffers()) all.push_back(b);
-  for (auto& t : all) {
-    std::vector<torch::Tensor> one{t};
-    impl_->with_pg([&](auto& pg) { pg.broadcast(one)->wait(); });
-  }
+  for (auto& t : all) pg_->broadcast(t);
 }
 
 void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes) {
@@ -141,13 +101,13 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
     }
     std::vector<torch::Tensor> flat_in;
     for (size_t k = i; k < j; ++k) flat_in.push_back(grads[k].reshape({-1}));
-    std::vector<torch::Tensor> flat{torch::cat(flat_in)};
-    impl_->with_pg([&](auto& pg) { pg.allreduce(flat)->wait(); });
-    flat[0].div_(env_.world_size);
+    torch::Tensor flat = torch::cat(flat_in);
+    pg_->all_reduce(flat);
+    flat.div_(env_.world_size);
     int64_t off = 0;
     for (size_t k = i; k < j; ++k) {
       const int64_t n = grads[k].numel();
-      grads[k].copy_(flat[0].narrow(0, off, n).view_as(grads[k]));
+      grads[k].copy_(flat.narrow(0, off, n).view_as(grads[k]));
       off += n;
     }
     i = j;
@@ -155,35 +115,16 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
 }
 
 void DataParallel::all_reduce_sum(torch::Tensor& t) {
-#ifdef HAMGAN_HAVE_NCCL
-  if (impl_->nccl && !t.is_cuda()) {  // NCCL reduces device memory only (e.g. the stop flags)
+  if (pg_->nccl() && !t.is_cuda()) {  // NCCL reduces device memory only (e.g. the stop flags)
     const auto gpu = env_.local_rank % static_cast<int>(torch::cuda::device_count());
     torch::Tensor d = t.to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)));
     all_reduce_sum(d);
     t.copy_(d);
     return;
   }
-#endif
-  std::vector<torch::Tensor> one{t};
-  impl_->with_pg([&](auto& pg) { pg.allreduce(one)->wait(); });
+  pg_->all_reduce(t);
 }
 
-void DataParallel::barrier() {
-  impl_->with_pg([&](auto& pg) { pg.barrier()->wait(); });
-}
-
-#else  // built without Gloo headers
-
-struct DataParallel::Impl {};
-DataParallel::DataParallel(const DistEnv& env, torch::Device) : env_(env) {
-  fail("hamgan was built without Gloo (c10d); multi-process training is unavailable");
-}
-DataParallel::~DataParallel() = default;
-void DataParallel::broadcast(torch::nn::Module&) {}
-void DataParallel::average_gradients(torch::nn::Module&, int64_t) {}
-void DataParallel::all_reduce_sum(torch::Tensor&) {}
-void DataParallel::barrier() {}
-
-#endif
+void DataParallel::barrier() { pg_->barrier(); }
 
 }  // namespace hamgan

@@ -12,6 +12,10 @@
 
 namespace hamgan {
 
+namespace compat {
+class ProcessGroup;
+}
+
 // RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them; world 1 when unset.
 struct DistEnv {
   int rank = 0;
@@ -22,6 +26,9 @@ struct DistEnv {
   bool enabled() const { return world_size > 1; }
 };
 DistEnv dist_env_from_environment();
+// This rank's device: `device` (train.device: cpu, cuda or auto) resolved once; on CUDA a
+// rank (local_rank >= 0) gets GPU local_rank mod the GPU count. local_rank -1: one process.
+torch::Device train_device(const std::string& device, int local_rank = -1);
 // A TCP port on 127.0.0.1 that is free now (for a local rendezvous); hamgan::Error if none.
 int free_loopback_port();
 
@@ -44,8 +51,7 @@ class DataParallel : public BatchReducer {
 
  private:
   DistEnv env_;
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<compat::ProcessGroup> pg_;
 };
 
 }  // namespace hamgan

@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "core/compat.h"
-#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "gan/models/init.h"
@@ -21,14 +20,10 @@
 #include "gan/train/amp.h"
 #include "gan/train/distributed.h"
 #include "gan/train/lr_schedule.h"
-#include "gan/train/metrics_plot.h"
-#include "gan/train/progress.h"
-#include "gan/train/signals.h"
+#include "gan/train/reporter.h"
+#include "gan/train/run_dir.h"
+#include "gan/train/stop_policy.h"
 #include "gan/train/train_hooks.h"
-#include "io/atomic_file.h"
-#include "io/dir_lock.h"
-#include "io/png.h"
-#include "metrics/labeled_grid.h"
 
 namespace hamgan {
 
@@ -80,10 +75,15 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
 }
 
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
+  if (scripted_zy_) return scripted_zy_(n);
   // Drawn on the CPU from one generator: the same stream on every device, checkpointable.
   torch::Tensor z = torch::randn({n, g_->z_dim()}, rng_);
   torch::Tensor y = torch::randint(cfg_.model.n_classes, {n}, rng_, torch::kLong);
   return {z.to(device_, /*non_blocking=*/true), y.to(device_, /*non_blocking=*/true)};
+}
+
+void script_latents(Trainer& t, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> draw) {
+  t.scripted_zy_ = std::move(draw);
 }
 
 void Trainer::step(BatchSource& real) {
@@ -239,22 +239,6 @@ void Trainer::restore(const CheckpointData& c) {
   standing_at_ = -1;
 }
 
-namespace {
-
-// Rows: every class, or 10 evenly spaced ones when there are more; 8 fixed z per row,
-// the same z down each column so rows differ only in the class.
-std::pair<torch::Tensor, torch::Tensor> grid_inputs(const Config& cfg) {
-  const int64_t rows = std::min<int64_t>(cfg.model.n_classes, 10), cols = 8;
-  auto gen = at::detail::createCPUGenerator(static_cast<uint64_t>(cfg.train.seed) + 0x5eed);
-  const torch::Tensor z = torch::randn({cols, cfg.generator.z_dim}, gen);
-  torch::Tensor y = torch::empty({rows * cols}, torch::kLong);
-  for (int64_t r = 0; r < rows; ++r)
-    y.narrow(0, r * cols, cols).fill_(r * cfg.model.n_classes / rows);
-  return {z.repeat({rows, 1}), y};
-}
-
-}  // namespace
-
 void Trainer::set_data_parallel(DataParallel* dp) {
   dp_ = dp;
   g_->set_batch_reducer(nullptr);
@@ -273,248 +257,54 @@ void Trainer::set_data_parallel(DataParallel* dp) {
 }
 
 namespace {
-
 bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration % interval == 0; }
-
-// One call of train(): where it writes, what it reports, and when it stops. Only the lead
-// rank writes files and prints; the others keep the same schedule (and the same collectives).
-class Run {
- public:
-  Run(const Config& cfg, const TrainOptions& opt, const TrainHooks& hooks)
-      : cfg_(cfg), opt_(opt), hooks_(hooks), lead_(!opt.dp || opt.dp->rank() == 0),
-        out_(!lead_ ? quiet_ : opt.out ? *opt.out : std::cout) {
-    if (opt.out_dir.empty()) fail("train: an output directory is needed");
-    fs::create_directories(ckpt_dir_);
-    fs::create_directories(sample_dir_);
-    // One writer per run directory; the lock lives as long as this Run.
-    if (lead_) {
-      lock_.emplace(dir_.string());
-      remove_temporaries(ckpt_dir_.string());
-    }
-    device_ = resolve_device(cfg.train.device);
-    if (device_.is_cuda() && opt.dp)  // one GPU per local worker
-      device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(
-                                                opt.dp->local_rank() % torch::cuda::device_count()));
-  }
-  torch::Device device() const { return device_; }
-
-  // Restores the newest valid checkpoint, or writes config.yaml for a new run; says which.
-  LoaderState resume_or_start(Trainer& t) {
-    LoaderState start;
-    std::ostringstream warnings;
-    auto c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device_);
-    out_ << warnings.str();
-    if (c) {
-      t.restore(*c);
-      start = c->loader;
-      last_ckpt_ = c->iteration;
-      out_ << "resuming from " << c->path << " (iteration " << c->iteration << ")\n";
-    } else if (lead_) {
-      io::write_file_atomically((dir_ / "config.yaml").string(), to_yaml(cfg_.resolved) + "\n");
-    }
-    const auto& tc = cfg_.train;
-    out_ << "training on " << device_.str() << (device_.is_cpu() ? " (" + cpu_isa_description() + ")" : std::string())
-         << (t.amp() ? " with bf16 autocast" : " in fp32") << ", batch "
-         << tc.batch_size << (world() > 1 ? " per rank x " + std::to_string(world()) + " ranks" : std::string())
-         << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
-                               : std::string())
-         << ", to iteration " << tc.iterations
-         << (tc.lr_decay == "linear" ? "; lr linear to 0 from " + std::to_string(int(tc.lr_decay_from * 100 + 0.5)) +
-                                           "% of the budget"
-                                     : std::string())
-         << "; output in " << dir_.string() << "\n";
-    return start;
-  }
-
-  int world() const { return opt_.dp ? opt_.dp->world_size() : 1; }
-
-  // From the first step on: signal handlers, metrics.jsonl, the clock.
-  void begin(const Trainer& t) {
-    if (opt_.handle_signals) signals_.emplace();
-    progress_.emplace(out_, lead_ ? (dir_ / "metrics.jsonl").string() : "/dev/null");
-    t0_ = last_report_ = clock::now();
-    last_report_it_ = t.iteration();
-  }
-
-  void after_step(Trainer& t) {
-    pending_.push_back(t.stats());
-    if (hooks_.after_step) hooks_.after_step(t);
-  }
-
-  // Signal or time limit, agreed by every rank (they must stop at the same iteration, or
-  // all-reduces hang).
-  std::optional<TrainOutcome> should_stop() {
-    elapsed_s_ = seconds_since(t0_);
-    bool time_up = cfg_.train.time_limit_minutes > 0 && elapsed_s_ > cfg_.train.time_limit_minutes * 60;
-    int sig = signals_ ? StopOnSignal::requested() : 0;
-    if (opt_.dp) {  // the ranks' mean clock too: the lr schedule must agree across ranks
-      torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0, elapsed_s_});
-      opt_.dp->all_reduce_sum(stop);
-      sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
-      time_up = stop[1].item<double>() > 0;
-      elapsed_s_ = stop[2].item<double>() / world();
-    }
-    if (sig) return TrainOutcome::Interrupted;
-    if (time_up) return TrainOutcome::TimeLimit;
-    return std::nullopt;
-  }
-
-  // Seconds since begin() as of the last should_stop(), equal on every rank.
-  double elapsed_s() const { return elapsed_s_; }
-
-  // Reads the pending stats back (the only host sync), stops on a NaN/Inf, reports.
-  void report(const Trainer& t) {
-    if (pending_.empty()) return;
-    const torch::Tensor s = torch::stack(pending_).cpu();
-    const int64_t n = s.size(0), first = t.iteration() - n + 1;
-    pending_.clear();
-    const auto a = s.accessor<float, 2>();
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < kNumStats; ++j)
-        if (!std::isfinite(a[i][j])) {
-          progress_->finish();
-          fail("training diverged: ", kStatNames[j].words, " is ", a[i][j], " at iteration ", first + i,
-               "; stopped without checkpointing it (",
-               last_ckpt_ >= 0 ? "the last good checkpoint, " +
-                                     checkpoint_path(ckpt_dir_.string(), last_ckpt_) + ", is kept"
-                               : std::string("no checkpoint was written"),
-               ")");
-        }
-    if (hooks_.history)
-      for (int64_t i = 0; i < n; ++i) {
-        IterStats st;
-        for (int64_t j = 0; j < kNumStats; ++j) st[j] = a[i][j];
-        hooks_.history->push_back(st);
-      }
-    const torch::Tensor mean = s.mean(0).to(torch::kDouble);
-    const auto now = clock::now();
-    const double dt = std::chrono::duration<double>(now - last_report_).count();
-    TrainMetrics m;
-    m.iteration = t.iteration();
-    m.total = cfg_.train.iterations;
-    m.wall_s = std::chrono::duration<double>(now - t0_).count();
-    m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
-    m.img_s = m.it_s * cfg_.train.batch_size * world() * cfg_.train.n_dis;  // real images seen by D, all ranks
-    for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean[j].item<double>();
-    m.g_lr = cfg_.train.g_lr * t.lr_scale();
-    m.d_lr = cfg_.train.d_lr * t.lr_scale();
-    if (cfg_.train.time_limit_minutes > 0) m.time_left_s = std::max(0.0, cfg_.train.time_limit_minutes * 60 - m.wall_s);
-    progress_->report(m);
-    announce_speed(t, m.it_s);
-    if (lead_) redraw_metrics_plot(dir_.string(), [this](const std::string& w) { progress_->message(w); });
-    last_report_ = now;
-    last_report_it_ = t.iteration();
-  }
-
-  // Once, at the second report, from its rate over the interval since the first (that one
-  // holds the warm-up: allocations, oneDNN's kernel generation): the measured speed and when
-  // the run will end, so a user on a slower CPU knows at once what the budget costs there.
-  void announce_speed(const Trainer& t, double it_s) {
-    if (++reports_ != 2 || it_s <= 0) return;
-    const auto& tc = cfg_.train;
-    const double to_end = (tc.iterations - t.iteration()) / it_s;
-    const double limit_left = tc.time_limit_minutes > 0 ? tc.time_limit_minutes * 60 - elapsed_s_ : -1;
-    std::ostringstream m;
-    m.precision(3);
-    m << "speed after warm-up: " << it_s << " it/s; iteration " << tc.iterations << " in about "
-      << int(to_end / 60 + 0.5) << " min";
-    if (limit_left >= 0 && limit_left < to_end)
-      m << ", but train.time_limit_minutes (" << tc.time_limit_minutes << ") stops the run first, near iteration "
-        << t.iteration() + int64_t(limit_left * it_s);
-    progress_->message(m.str());
-  }
-
-  // The fixed-latent class grid, samples/samples_<iteration>.png.
-  void sample_grid(Trainer& t) {
-    if (!lead_) return;
-    if (!grid_z_.defined()) std::tie(grid_z_, grid_y_) = grid_inputs(cfg_);
-    char name[64];
-    std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
-    write_png((sample_dir_ / name).string(), labeled_grid(t.sample(grid_z_, grid_y_), grid_y_, 8));
-  }
-
-  void checkpoint(Trainer& t, const BatchSource& source) {
-    last_ckpt_ = t.iteration();
-    if (!lead_) return;
-    t.save(checkpoint_path(ckpt_dir_.string(), t.iteration()), source.state());
-    prune_checkpoints(ckpt_dir_.string(), cfg_.train.keep_checkpoints);
-  }
-  bool checkpointed(const Trainer& t) const { return last_ckpt_ == t.iteration(); }
-
-  void finish(TrainOutcome outcome, const Trainer& t) {
-    progress_->finish();
-    const std::string where = checkpoint_path(ckpt_dir_.string(), t.iteration());
-    if (outcome == TrainOutcome::Interrupted)
-      out_ << "stopped by signal " << StopOnSignal::requested() << " after iteration " << t.iteration()
-           << "; checkpoint " << where << " (run again to resume)\n";
-    else if (outcome == TrainOutcome::TimeLimit)
-      out_ << "time limit of " << cfg_.train.time_limit_minutes << " min reached at iteration " << t.iteration()
-           << "; checkpoint " << where << "\n";
-    else
-      out_ << "finished at iteration " << t.iteration() << "; checkpoint " << where << "\n";
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  static double seconds_since(clock::time_point t) {
-    return std::chrono::duration<double>(clock::now() - t).count();
-  }
-
-  const Config& cfg_;
-  const TrainOptions& opt_;
-  const TrainHooks& hooks_;
-  const bool lead_;  // the rank that reports and writes files
-  std::ostringstream quiet_;
-  std::ostream& out_;
-  const fs::path dir_{opt_.out_dir}, ckpt_dir_{dir_ / "checkpoints"}, sample_dir_{dir_ / "samples"};
-  torch::Device device_{torch::kCPU};
-  std::optional<io::DirLock> lock_;
-  std::optional<StopOnSignal> signals_;
-  std::optional<Progress> progress_;
-  torch::Tensor grid_z_, grid_y_;
-  clock::time_point t0_, last_report_;
-  int64_t last_report_it_ = 0, last_ckpt_ = -1, reports_ = 0;
-  double elapsed_s_ = 0;
-  std::vector<torch::Tensor> pending_;  // per-iteration stats not yet read back
-};
-
 }  // namespace
 
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source) {
   return train(cfg, opt, make_source, TrainHooks{});
 }
 
+// One call: the run directory (lock, checkpoints, grids), the reporter and the stop policy
+// around the loop. Only the lead rank writes and prints; every rank keeps the same schedule
+// (and the same collectives).
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source,
                   const TrainHooks& hooks) {
   const TrainConfig& tc = cfg.train;
-  Run run(cfg, opt, hooks);
-  Trainer t(cfg, run.device());
-  const LoaderState start = run.resume_or_start(t);
+  const bool lead = !opt.dp || opt.dp->rank() == 0;
+  RunDir dir(opt.out_dir, lead);
+  Reporter report(cfg, opt.out, lead, opt.dp ? opt.dp->world_size() : 1, hooks.history);
+  StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp);
+  Trainer t(cfg, opt.device ? *opt.device : train_device(tc.device, opt.dp ? opt.dp->local_rank() : -1));
+  const std::optional<CheckpointData> resumed = dir.resume(cfg, t.device(), report.out());
+  if (resumed) t.restore(*resumed);
+  report.banner(t, resumed, dir);
   if (opt.dp) t.set_data_parallel(opt.dp);
-  const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), start);
-  run.begin(t);
+  const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), resumed ? resumed->loader : LoaderState{});
+  stop.start();
+  report.start(t, dir);
 
   TrainOutcome outcome = TrainOutcome::Finished;
   while (t.iteration() < tc.iterations) {
-    t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), run.elapsed_s())));
+    t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), stop.elapsed_s())));
     t.step(*source);
-    run.after_step(t);
+    report.add(t);
+    if (hooks.after_step) hooks.after_step(t);
     const int64_t it = t.iteration();
-    const std::optional<TrainOutcome> stop = run.should_stop();
-    if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stop) run.report(t);
-    if (every(tc.sample_every, it)) run.sample_grid(t);
-    if (every(tc.checkpoint_every, it)) run.checkpoint(t, *source);
-    if (stop) {
-      outcome = *stop;
+    const std::optional<TrainOutcome> stopping = stop.check();
+    if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stopping) report.report(t, stop, dir);
+    if (every(tc.sample_every, it)) dir.save_grid(t);
+    if (every(tc.checkpoint_every, it)) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+    if (stopping) {
+      outcome = *stopping;
       break;
     }
   }
-  run.report(t);
-  if (!run.checkpointed(t)) {  // the last iteration always leaves a grid and a checkpoint
-    if (tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) run.sample_grid(t);
-    run.checkpoint(t, *source);
+  report.report(t, stop, dir);
+  if (dir.last_checkpoint() != t.iteration()) {  // the last iteration always leaves a grid and a checkpoint
+    if (tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
+    dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
   }
-  run.finish(outcome, t);
+  report.finish(outcome, t, dir);
   return {outcome, t.iteration()};
 }
 

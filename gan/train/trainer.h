@@ -1,6 +1,6 @@
 // The GAN training loop (SAGAN/BigGAN recipe): per iteration n_dis D steps, one G step,
 // then the EMA of G. Each step may accumulate gradients over micro-batches. Adam with
-// TTUR learning rates; hinge or non-saturating loss; bf16 autocast on CUDA when enabled.
+// TTUR learning rates; hinge or non-saturating loss; bf16 autocast per train.amp (gan/train/amp.h).
 #pragma once
 #include <torch/torch.h>
 
@@ -19,6 +19,7 @@
 #include "gan/train/batch_source.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
+#include "gan/train/stop_policy.h"
 #include "gan/train/train_metrics.h"
 
 namespace hamgan {
@@ -28,7 +29,6 @@ class DataParallel;
 class Trainer {
  public:
   Trainer(const Config& cfg, torch::Device device);
-  virtual ~Trainer() = default;
   Trainer(Trainer&&) = default;
 
   // Models, optimizers, RNG and iteration from a checkpoint of the same model config.
@@ -59,11 +59,10 @@ class Trainer {
   void set_lr_scale(double scale);
   double lr_scale() const { return lr_scale_; }
 
- protected:
-  // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
-  virtual std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
-
  private:
+  friend void script_latents(Trainer&, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>);
+  // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
+  std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
   // Standing statistics for the EMA G's current weights (once per iteration).
   void ensure_standing_stats();
 
@@ -81,15 +80,15 @@ class Trainer {
   double lr_scale_ = 1.0;
   int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
+  std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> scripted_zy_;  // tests: train_hooks.h
 };
-
-enum class TrainOutcome { Finished, Interrupted, TimeLimit };
 
 struct TrainOptions {
   std::string out_dir;            // checkpoints/, samples/, metrics.jsonl
   bool handle_signals = true;     // SIGINT/SIGTERM: finish the step, checkpoint, stop
   std::ostream* out = nullptr;    // progress and messages; null: std::cout
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
+  std::optional<torch::Device> device;  // this rank's; unset: train_device(train.device, dp)
 };
 
 struct TrainResult {

@@ -54,7 +54,7 @@ struct ContextConfig {
   int64_t resolution = 32;
   std::shared_ptr<const ContextOptions> options;
 };
-ContextConfig parse_context_config(ConfigNode node, const std::string& default_type);
+ContextConfig parse_context_config(ConfigNode node);  // defaults: the struct's
 
 // Downcast of spec.options to the module's own options type.
 template <typename T>

@@ -57,10 +57,10 @@ const ContextEntry& context_entry(const std::string& name) {
   fail("unknown context module '", name, "' (known: ", all, ")");
 }
 
-ContextConfig parse_context_config(ConfigNode node, const std::string& default_type) {
+ContextConfig parse_context_config(ConfigNode node) {
   ContextConfig c;
-  c.type = node.choice("type", default_type, context_names());
-  c.resolution = node.integer("resolution", 32, 4, 1024);
+  c.type = node.choice("type", c.type, context_names());
+  c.resolution = node.integer("resolution", c.resolution, 4, 1024);
   c.options = context_entry(c.type).parse(node);
   node.finish();
   return c;

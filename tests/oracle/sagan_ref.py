@@ -57,11 +57,12 @@ class GBlock(nn.Module):
 
 
 class DBlock(nn.Module):
-    """BigGAN order: pre-activation blocks convolve the shortcut, then pool."""
+    """BigGAN order: pre-activation blocks convolve the shortcut, then pool. sc_pool_first:
+    pool first in every block (hamgan's order; the two commute, pooling first is cheaper)."""
 
-    def __init__(self, cin, cout, preactivation, downsample, sn_eps=1e-6):
+    def __init__(self, cin, cout, preactivation, downsample, sn_eps=1e-6, sc_pool_first=False):
         super().__init__()
-        self.pre, self.down = preactivation, downsample
+        self.pre, self.down, self.sc_pool_first = preactivation, downsample, sc_pool_first
         self.conv1 = sn_conv(cin, cout, 3, eps=sn_eps)
         self.conv2 = sn_conv(cout, cout, 3, eps=sn_eps)
         self.learnable_sc = cin != cout or downsample
@@ -69,7 +70,7 @@ class DBlock(nn.Module):
             self.conv_sc = sn_conv(cin, cout, 1, eps=sn_eps)
 
     def shortcut(self, x):
-        if self.pre:
+        if self.pre and not self.sc_pool_first:
             if self.learnable_sc:
                 x = self.conv_sc(x)
             if self.down:
@@ -173,7 +174,7 @@ class Generator(nn.Module):
 
 class Discriminator(nn.Module):
     def __init__(self, resolution, ch, n_classes, image_channels, context=None, context_res=32,
-                 sn_eps=1e-6, make_context=None):
+                 sn_eps=1e-6, make_context=None, sc_pool_first=False):
         super().__init__()
         mult, down = D_MULT[resolution]
         self.blocks = nn.ModuleList()
@@ -182,7 +183,7 @@ class Discriminator(nn.Module):
         for i, (m, dn) in enumerate(zip(mult, down)):
             if dn:
                 res //= 2
-            self.blocks.append(DBlock(cin, m * ch, i > 0, bool(dn), sn_eps))
+            self.blocks.append(DBlock(cin, m * ch, i > 0, bool(dn), sn_eps, sc_pool_first))
             cin = m * ch
             if context and self.context_after < 0 and res == context_res:
                 self.context = make_context(context, cin, res, res, "none", 0)

@@ -9,7 +9,7 @@
 
 namespace hamgan::eval {
 
-// The returned source keeps `data` alive and references `net`. n <= 0: all images. When
+// The returned batches keep `data` alive and reference `net`. n <= 0: all images. When
 // `labels` is given, each batch's labels are appended to it.
 metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
                                      int64_t batch, int workers,

@@ -1,4 +1,4 @@
-#include "gan/eval/dataset_source.h"
+#include "gan/eval/dataset_batches.h"
 
 #include <algorithm>
 #include <future>

@@ -1,4 +1,4 @@
-#include "gan/sample/inception_source.h"
+#include "gan/sample/sample_batches.h"
 
 #include <algorithm>
 #include <memory>

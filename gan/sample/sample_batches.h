@@ -12,7 +12,7 @@ namespace hamgan::sample {
 
 // [-1, 1] images -> [0, 1] (through uint8 when quantize).
 torch::Tensor to_unit(const torch::Tensor& images, bool quantize);
-// The returned source keeps references to `s`, `items` and `net`: they must outlive it.
+// The returned batches keep references to `s`, `items` and `net`: they must outlive them.
 metrics::PreparedBatches sample_batches(const Sampler& s, const std::vector<SampleItem>& items,
                                     const metrics::FeatureNet& net, bool quantize);
 

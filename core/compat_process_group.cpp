@@ -1,0 +1,96 @@
+#include "core/compat_process_group.h"
+
+#include "core/error.h"
+
+#ifndef HAMGAN_NO_GLOO
+#ifndef USE_C10D_GLOO  // LibTorch's CMake usually defines it already
+#define USE_C10D_GLOO
+#endif
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+// NCCL only where LibTorch was built with it (its headers ship without it, too).
+#if defined(USE_C10D_NCCL) && __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>)
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#define HAMGAN_HAVE_NCCL 1
+#endif
+#endif
+
+namespace hamgan::compat {
+
+#ifndef HAMGAN_NO_GLOO
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef HAMGAN_HAVE_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+  // Calls f on the process group in use (both classes have the same collective methods).
+  template <class F>
+  void with_pg(F&& f) {
+#ifdef HAMGAN_HAVE_NCCL
+    if (nccl) return f(*nccl);
+#endif
+    f(*gloo);
+  }
+};
+
+ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda)
+    : impl_(std::make_unique<Impl>()) {
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<std::uint16_t>(port);
+  opts.isServer = rank == 0;
+  opts.numWorkers = static_cast<std::size_t>(world_size);
+  impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
+#ifdef HAMGAN_HAVE_NCCL
+  if (cuda) {
+    impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size,
+                                                              c10d::ProcessGroupNCCL::Options::create());
+    return;
+  }
+#endif
+  (void)cuda;
+  auto pg_opts = c10d::ProcessGroupGloo::Options::create();
+  pg_opts->devices.push_back(
+      c10d::ProcessGroupGloo::createDeviceForHostname(addr == "localhost" ? "127.0.0.1" : addr));
+  impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank, world_size, pg_opts);
+}
+
+bool ProcessGroup::nccl() const {
+#ifdef HAMGAN_HAVE_NCCL
+  return static_cast<bool>(impl_->nccl);
+#else
+  return false;
+#endif
+}
+
+void ProcessGroup::broadcast(torch::Tensor& t) {
+  std::vector<torch::Tensor> one{t};
+  impl_->with_pg([&](auto& pg) { pg.broadcast(one)->wait(); });
+}
+
+void ProcessGroup::all_reduce(torch::Tensor& t) {
+  std::vector<torch::Tensor> one{t};
+  impl_->with_pg([&](auto& pg) { pg.allreduce(one)->wait(); });
+}
+
+void ProcessGroup::barrier() {
+  impl_->with_pg([&](auto& pg) { pg.barrier()->wait(); });
+}
+
+#else  // built without Gloo headers
+
+struct ProcessGroup::Impl {};
+ProcessGroup::ProcessGroup(const std::string&, int, int, int, bool) {
+  fail("hamgan was built without Gloo (c10d); multi-process training is unavailable");
+}
+bool ProcessGroup::nccl() const { return false; }
+void ProcessGroup::broadcast(torch::Tensor&) {}
+void ProcessGroup::all_reduce(torch::Tensor&) {}
+void ProcessGroup::barrier() {}
+
+#endif
+
+ProcessGroup::~ProcessGroup() = default;
+
+}  // namespace hamgan::compat

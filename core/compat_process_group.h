@@ -1,0 +1,28 @@
+// c10d process groups behind one class (gan/train/distributed.h builds on it): Gloo, and NCCL
+// for CUDA where LibTorch was built with it. The one place that knows which of them this build
+// of LibTorch has (HAMGAN_NO_GLOO from CMake, USE_C10D_NCCL from LibTorch's targets).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+namespace hamgan::compat {
+
+class ProcessGroup {
+ public:
+  // Rendezvous through a TCPStore at addr:port (rank 0 hosts it), then NCCL when `cuda` and
+  // this LibTorch has it, else Gloo. A build without Gloo: hamgan::Error.
+  ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda);
+  ~ProcessGroup();
+  bool nccl() const;  // NCCL reduces device memory only
+  void broadcast(torch::Tensor& t);   // rank 0's values into every rank
+  void all_reduce(torch::Tensor& t);  // sum over ranks, in place
+  void barrier();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hamgan::compat

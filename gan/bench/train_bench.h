@@ -1,0 +1,13 @@
+// `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) on
+// synthetic data after warm-up; prints the median ms/iteration, images/s and the achieved model
+// FLOP/s against `hamgan info`'s count (and peak memory on CUDA).
+#pragma once
+#include <cstdint>
+
+#include "gan/config.h"
+
+namespace hamgan {
+
+void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup);
+
+}  // namespace hamgan

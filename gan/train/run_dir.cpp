@@ -1,0 +1,60 @@
+#include "gan/train/run_dir.h"
+
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "core/error.h"
+#include "gan/sample/grid.h"
+#include "gan/train/trainer.h"
+#include "io/atomic_file.h"
+#include "io/png.h"
+#include "metrics/labeled_grid.h"
+
+namespace hamgan {
+
+namespace fs = std::filesystem;
+
+RunDir::RunDir(const std::string& dir, bool lead)
+    : dir_(dir), ckpt_dir_(fs::path(dir) / "checkpoints"), sample_dir_(fs::path(dir) / "samples"),
+      lead_(lead) {
+  if (dir.empty()) fail("train: an output directory is needed");
+  fs::create_directories(ckpt_dir_);
+  fs::create_directories(sample_dir_);
+  if (!lead_) return;
+  lock_.emplace(dir_);
+  remove_temporaries(ckpt_dir_.string());
+}
+
+std::optional<CheckpointData> RunDir::resume(const Config& cfg, torch::Device device, std::ostream& out) {
+  std::ostringstream warnings;
+  auto c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device);
+  out << warnings.str();
+  if (c) last_ckpt_ = c->iteration;
+  else if (lead_) io::write_file_atomically((fs::path(dir_) / "config.yaml").string(), to_yaml(cfg.resolved) + "\n");
+  return c;
+}
+
+std::string RunDir::checkpoint_path(int64_t iteration) const {
+  return hamgan::checkpoint_path(ckpt_dir_.string(), iteration);
+}
+
+void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep) {
+  last_ckpt_ = t.iteration();
+  if (!lead_) return;
+  t.save(checkpoint_path(t.iteration()), loader);
+  prune_checkpoints(ckpt_dir_.string(), keep);
+}
+
+void RunDir::save_grid(Trainer& t) {
+  if (!lead_) return;
+  const Config& cfg = t.config();
+  if (!grid_z_.defined())
+    std::tie(grid_z_, grid_y_) =
+        sample::training_grid_latents(cfg.model.n_classes, cfg.generator.z_dim, cfg.train.seed);
+  char name[64];
+  std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
+  write_png((sample_dir_ / name).string(), labeled_grid(t.sample(grid_z_, grid_y_), grid_y_, 8));
+}
+
+}  // namespace hamgan

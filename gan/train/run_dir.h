@@ -1,0 +1,44 @@
+// A training run's directory: one writer at a time (a lock held while this lives), the
+// config.yaml of a new run, checkpoints with pruning and the fixed-latent class grids. Only the
+// lead rank writes; the others keep the same calls (and learn the last checkpoint's iteration).
+#pragma once
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "gan/checkpoint/checkpoint.h"
+#include "gan/config.h"
+#include "io/dir_lock.h"
+
+namespace hamgan {
+
+class Trainer;
+
+class RunDir {
+ public:
+  RunDir(const std::string& dir, bool lead);
+  const std::string& path() const { return dir_; }
+
+  // The newest valid checkpoint (warnings about damaged ones to `out`), or nullopt for a new
+  // run, which gets config.yaml (the resolved config).
+  std::optional<CheckpointData> resume(const Config& cfg, torch::Device device, std::ostream& out);
+  // checkpoints/ckpt_<iteration>.pt, then the newest `keep` kept.
+  void save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep);
+  std::string checkpoint_path(int64_t iteration) const;
+  int64_t last_checkpoint() const { return last_ckpt_; }  // -1: none yet
+  // samples/samples_<iteration>.png: the class grid of gan/sample/grid.h's fixed latents.
+  void save_grid(Trainer& t);
+
+ private:
+  const std::string dir_;
+  const std::filesystem::path ckpt_dir_, sample_dir_;
+  const bool lead_;
+  std::optional<io::DirLock> lock_;
+  torch::Tensor grid_z_, grid_y_;
+  int64_t last_ckpt_ = -1;
+};
+
+}  // namespace hamgan

@@ -1,0 +1,35 @@
+#include "gan/train/stop_policy.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "gan/train/distributed.h"
+
+namespace hamgan {
+
+StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp)
+    : limit_s_(time_limit_minutes * 60), handle_signals_(handle_signals), dp_(dp) {}
+
+void StopPolicy::start() {
+  if (handle_signals_) signals_.emplace();
+  t0_ = clock::now();
+}
+
+std::optional<TrainOutcome> StopPolicy::check() {
+  elapsed_s_ = std::chrono::duration<double>(clock::now() - t0_).count();
+  bool time_up = limit_s_ > 0 && elapsed_s_ > limit_s_;
+  int sig = signals_ ? StopOnSignal::requested() : 0;
+  if (dp_) {
+    torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0, elapsed_s_});
+    dp_->all_reduce_sum(stop);
+    sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
+    time_up = stop[1].item<double>() > 0;
+    elapsed_s_ = stop[2].item<double>() / dp_->world_size();
+  }
+  if (sig) return TrainOutcome::Interrupted;
+  if (time_up) return TrainOutcome::TimeLimit;
+  return std::nullopt;
+}
+
+}  // namespace hamgan

@@ -1,0 +1,39 @@
+// When a training run stops early: a signal (SIGINT/SIGTERM: finish the step, checkpoint) or
+// train.time_limit_minutes, agreed by every rank, which must stop at the same iteration or
+// their all-reduces hang.
+#pragma once
+#include <chrono>
+#include <optional>
+
+#include "gan/train/signals.h"
+
+namespace hamgan {
+
+class DataParallel;
+
+enum class TrainOutcome { Finished, Interrupted, TimeLimit };
+
+class StopPolicy {
+ public:
+  // time_limit_minutes 0: none. dp null: one process.
+  StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp);
+  // Starts the clock and, if asked, catches the signals (from the first step on).
+  void start();
+  // After each step: Interrupted or TimeLimit when every rank should stop now.
+  std::optional<TrainOutcome> check();
+  // Seconds since start() as of the last check(), the ranks' mean (the lr schedule must agree).
+  double elapsed_s() const { return elapsed_s_; }
+  double time_limit_s() const { return limit_s_; }  // 0: none
+  static int signal() { return StopOnSignal::requested(); }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  const double limit_s_;
+  const bool handle_signals_;
+  DataParallel* dp_;
+  std::optional<StopOnSignal> signals_;
+  clock::time_point t0_;
+  double elapsed_s_ = 0;
+};
+
+}  // namespace hamgan

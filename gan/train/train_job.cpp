@@ -1,0 +1,56 @@
+#include "gan/train/train_job.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.h"
+#include "gan/data/dataset.h"
+#include "gan/data/synthetic.h"
+#include "gan/train/trainer.h"
+
+namespace hamgan {
+
+namespace {
+
+// The real images of one rank, in micro-batches, positioned where a resumed run left off.
+SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device device) {
+  return [&job, env, device](int64_t batch, LoaderState start) -> std::unique_ptr<BatchSource> {
+    const Config& cfg = job.cfg;
+    const int64_t res = cfg.model.resolution, ch = cfg.model.image_channels;
+    if (job.synthetic) {
+      auto data = std::make_shared<SyntheticDataset>(std::max<int64_t>(4096, batch), res, ch,
+                                                     cfg.model.n_classes, cfg.train.seed);
+      // One stream per rank (the synthetic source has no shards).
+      return std::make_unique<DatasetSource>(data, batch, cfg.train.seed + 1000003 * env.rank, start);
+    }
+    std::shared_ptr<Dataset> data = open_dataset(cfg.data, res, ch);
+    if (data->num_classes() != cfg.model.n_classes)
+      fail(cfg.source, ": model.n_classes is ", cfg.model.n_classes, " but the dataset has ",
+           data->num_classes(), " classes");
+    LoaderOptions lo;
+    lo.batch_size = batch;
+    lo.seed = static_cast<uint64_t>(cfg.train.seed);
+    lo.workers = job.workers;
+    lo.rank = env.rank;  // each rank reads its own shard of every epoch
+    lo.world_size = env.world_size;
+    lo.pin_memory = device.is_cuda();
+    return std::make_unique<LoaderSource>(data, lo, start);
+  };
+}
+
+}  // namespace
+
+void run_train_job(const TrainJob& job, const DistEnv& env) {
+  TrainOptions to;
+  to.out_dir = job.out_dir;
+  to.device = train_device(job.cfg.train.device, env.enabled() ? env.local_rank : -1);
+  std::unique_ptr<DataParallel> dp;
+  if (env.enabled()) {
+    dp = std::make_unique<DataParallel>(env, *to.device);
+    to.dp = dp.get();
+  }
+  train(job.cfg, to, real_images(job, env, *to.device));  // a signal or the time limit also ends here
+  if (dp) dp->barrier();  // rank 0 hosts the store: nobody leaves before the checkpoint
+}
+
+}  // namespace hamgan

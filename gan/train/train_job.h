@@ -1,0 +1,22 @@
+// One rank of `hamgan train`: its device resolved once (for the model, the loader's pinned
+// memory and the process group), the real-image source (or the synthetic set), data parallel
+// when WORLD_SIZE > 1, then train(). Every rank waits for the others before it returns.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gan/config.h"
+#include "gan/train/distributed.h"
+
+namespace hamgan {
+
+struct TrainJob {
+  Config cfg;
+  std::string out_dir;
+  bool synthetic = false;  // gan/data/synthetic.h instead of data.* (smoke runs)
+  int64_t workers = 2;     // image-decoding threads of the loader
+};
+
+void run_train_job(const TrainJob& job, const DistEnv& env);
+
+}  // namespace hamgan

@@ -1,0 +1,34 @@
+// The tiny training run that test_train and test_checkpoint share: a SAGAN at 32x32 small
+// enough to train in a second, its synthetic data, a fresh directory and a quiet train().
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/state_dict.h"
+#include "gan/config.h"
+#include "gan/train/train_hooks.h"
+#include "gan/train/trainer.h"
+
+namespace hamgan::test {
+
+// A tiny SAGAN at 32x32 (attention in G and D); every code path of the step is exercised:
+// n_dis 2, two accumulated micro-batches, EMA copying before iteration 2, averaging after.
+// `extra`: space-separated key=value overrides.
+Config tiny(const std::string& extra = "");
+// 10 synthetic images: with batch 2, five batches an epoch, so runs cross epoch boundaries.
+SourceFactory synthetic(const Config& cfg);
+// An empty directory under the temporary directory.
+std::string fresh_dir(const std::string& name);
+
+struct Ran : TrainResult {
+  std::vector<IterStats> history;  // every iteration of this call
+};
+// train() into `dir`, its output discarded.
+Ran run(const Config& cfg, const std::string& dir, TrainHooks hooks = {});
+
+struct Loaded {
+  TensorMap g, d, g_ema;
+};
+Loaded load_models(const std::string& path);
+
+}  // namespace hamgan::test
