@@ -3,14 +3,11 @@
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_PNG
 #define STBI_ONLY_BMP
-#if defined(__GNUC__)
+// stb's own warnings, silenced here only (GCC and clang, the compilers hamgan builds with).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#endif
 #include <stb/stb_image.h>
-#if defined(__GNUC__)
 #pragma GCC diagnostic pop
-#endif
