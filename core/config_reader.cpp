@@ -186,6 +186,9 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     fail("command-line override '", assignment, "': value is not valid YAML: ", e.what());
   }
+  // An empty value, ~ or null would read as absent: the built-in default, not the file's value.
+  if (!value.IsDefined() || value.IsNull())
+    fail("command-line override '", assignment, "': expected a value after '=' (write \"\" for an empty text)");
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string p; std::getline(ss, p, '.');) {

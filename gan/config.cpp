@@ -86,6 +86,11 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.loss = t.choice("loss", cfg.train.loss, {"hinge", "nonsaturating"});
   cfg.train.seed = t.integer("seed", cfg.train.seed, 0);
   cfg.train.adam_eps = t.real("adam_eps", cfg.train.adam_eps, 0.0, 1.0);
+  // Adam needs beta < 1 and eps > 0 (beta 1 divides by zero in its bias correction; eps 0
+  // divides by zero on a zero gradient): named here, not by the optimizer or a NaN later.
+  for (const char* k : {"beta1", "beta2"})
+    if ((k[4] == '1' ? cfg.train.beta1 : cfg.train.beta2) >= 1.0) t.fail_key(k, "expected a value in [0, 1), got 1");
+  if (cfg.train.adam_eps <= 0) t.fail_key("adam_eps", "expected a value > 0, got 0");
   cfg.train.accumulate = t.integer("accumulate", cfg.train.accumulate, 1, 1 << 20);
   if (cfg.train.batch_size % cfg.train.accumulate != 0)
     t.fail_key("accumulate", "expected a divisor of batch_size (" +
@@ -116,7 +121,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
 
   ConfigNode ev = top.child("eval");  // absent in older checkpoints' configs: defaults
   cfg.eval.inception = ev.string("inception", cfg.eval.inception);
-  cfg.eval.fid_n = ev.integer("fid_n", cfg.eval.fid_n, 2, int64_t(1) << 32);
+  cfg.eval.fid_n = ev.integer("fid_n", cfg.eval.fid_n, 2, kMaxFidSamples);
   ev.finish();
 
   top.finish();
@@ -129,28 +134,39 @@ Config parse_tree(YAML::Node root, const std::string& name,
 namespace {
 
 // yaml-cpp keeps both entries of a repeated key and returns the first: a silent surprise.
-void check_unique_keys(const YAML::Node& node, const std::string& name, const std::string& path) {
+// Aliases are followed, so a recursive one (`x: &a [*a]`) or an exponential chain (a "billion
+// laughs") would never end: `budget` bounds the nodes visited, and the depth is bounded too.
+void check_unique_keys(const YAML::Node& node, const std::string& name, const std::string& path, int depth,
+                       int64_t& budget) {
+  if (depth > 64 || --budget < 0)
+    fail(name, ": the YAML nests deeper than 64 levels or expands to more than 100000 nodes (near '", path,
+         "'; a recursive or exponential alias such as `x: &a [*a]`); expected a plain config");
   if (node.IsSequence())
     for (size_t i = 0; i < node.size(); ++i)
-      check_unique_keys(node[i], name, path + "[" + std::to_string(i) + "]");
+      check_unique_keys(node[i], name, path + "[" + std::to_string(i) + "]", depth + 1, budget);
   if (!node.IsMap()) return;
   std::set<std::string> seen;
   for (const auto& kv : node) {
+    if (!kv.first.IsScalar())
+      fail(name, ": a key under '", path, "' (line ", kv.first.Mark().line + 1,
+           ") is a list or mapping; expected a plain name");
     const std::string key = kv.first.Scalar(), full = path.empty() ? key : path + "." + key;
     if (!seen.insert(key).second)
       fail(name, ": key '", full, "' appears twice (line ", kv.first.Mark().line + 1,
            "); expected each key once");
-    check_unique_keys(kv.second, name, full);
+    check_unique_keys(kv.second, name, full, depth + 1, budget);
   }
 }
-
-}  // namespace
 
 // YAML text -> a checked mapping (valid YAML, a mapping, each key once).
 YAML::Node read_tree(const std::string& yaml_text, const std::string& name) {
   YAML::Node root;
   try {
-    root = YAML::Load(yaml_text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(yaml_text);
+    if (docs.size() > 1)
+      fail(name, ": holds ", docs.size(), " YAML documents (separated by ---); expected one, the others "
+                 "would be ignored");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     fail(name, ": not valid YAML: ", e.what());
   }
@@ -161,7 +177,8 @@ YAML::Node read_tree(const std::string& yaml_text, const std::string& name) {
   if (!root.IsMap())
     fail(name, ": expected a YAML mapping with sections such as model:, generator:, train:, "
                "data:, got a ", root.IsSequence() ? "list" : "scalar '" + root.Scalar() + "'");
-  check_unique_keys(root, name, "");
+  int64_t budget = 100000;
+  check_unique_keys(root, name, "", 0, budget);
   return root;
 }
 

@@ -64,6 +64,10 @@ struct DataConfig {
   std::string path = "/usr/share/datasets/fashion-mnist";
 };
 
+// The most samples one `fid --checkpoint/--run` draws (eval.fid_n, -n): fid keeps 2048
+// features per sample in memory (8 GB at the bound).
+constexpr int64_t kMaxFidSamples = 1'000'000;
+
 // Evaluation (FID/IS/KID): Inception weights path ("" = --inception or $HAMGAN_INCEPTION
 // must give one) and the default number of samples `hamgan fid --run/--checkpoint` draws.
 struct EvalConfig {

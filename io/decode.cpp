@@ -73,6 +73,22 @@ bool pixels_ok(uint64_t w, uint64_t h, std::string& why) {
   return false;
 }
 
+// PIL's CMYK -> RGB (Pillow's cmyk2rgb): R = (255 - K) - C (255 - K) / 255, rounded as its
+// MULDIV255. Adobe's CMYK JPEGs store the inks inverted (PIL reads them as "CMYK;I").
+void cmyk_to_rgb(const unsigned char* in, unsigned char* out, int width, bool inverted) {
+  const auto muldiv255 = [](int a, int b) {
+    const int t = a * b + 128;
+    return ((t >> 8) + t) >> 8;
+  };
+  for (int x = 0; x < width; ++x, in += 4, out += 3) {
+    const int k = inverted ? 255 - in[3] : in[3], nk = 255 - k;
+    for (int c = 0; c < 3; ++c) {
+      const int ink = inverted ? 255 - in[c] : in[c];
+      out[c] = static_cast<unsigned char>(std::clamp(nk - muldiv255(ink, nk), 0, 255));
+    }
+  }
+}
+
 bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray_ok, Image& out,
                     std::string& why) {
   jpeg_decompress_struct cinfo;
@@ -93,7 +109,9 @@ bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray
     return false;
   }
   const bool gray = gray_ok && cinfo.jpeg_color_space == JCS_GRAYSCALE;
-  cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  // CMYK and YCCK JPEGs (ImageNet has some): libjpeg gives CMYK, converted below as PIL does.
+  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  cinfo.out_color_space = gray ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
   cinfo.scale_num = 1;
   cinfo.scale_denom = target > 0 ? static_cast<unsigned>(jpeg_scale_denom(
                                        static_cast<int>(cinfo.image_width),
@@ -102,12 +120,19 @@ bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray
   jpeg_start_decompress(&cinfo);
   out.width = static_cast<int>(cinfo.output_width);
   out.height = static_cast<int>(cinfo.output_height);
-  out.channels = cinfo.output_components;
+  out.channels = cmyk ? 3 : cinfo.output_components;
   out.pixels.resize(static_cast<size_t>(out.width) * out.height * out.channels);
+  std::vector<unsigned char> cmyk_row(cmyk ? static_cast<size_t>(out.width) * 4 : 0);
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = out.pixels.data() +
                    static_cast<size_t>(cinfo.output_scanline) * out.width * out.channels;
-    jpeg_read_scanlines(&cinfo, &row, 1);
+    if (!cmyk) {
+      jpeg_read_scanlines(&cinfo, &row, 1);
+      continue;
+    }
+    JSAMPROW in = cmyk_row.data();
+    jpeg_read_scanlines(&cinfo, &in, 1);
+    cmyk_to_rgb(cmyk_row.data(), row, out.width, cinfo.saw_Adobe_marker);
   }
   jpeg_finish_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
@@ -117,6 +142,14 @@ bool decode_libjpeg(const std::vector<unsigned char>& buf, int target, bool gray
 bool decode_stb(const std::vector<unsigned char>& buf, bool gray_ok, Image& out,
                 std::string& why) {
   int w = 0, h = 0, n = 0;
+  // A PNG's size from its IHDR first: stb refuses huge ones but then reports "unknown image type".
+  static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (buf.size() >= 24 && std::memcmp(buf.data(), kPng, 8) == 0) {
+    const auto be32 = [&](size_t at) {
+      return (uint64_t(buf[at]) << 24) | (uint64_t(buf[at + 1]) << 16) | (uint64_t(buf[at + 2]) << 8) | buf[at + 3];
+    };
+    if (!pixels_ok(be32(16), be32(20), why)) return false;
+  }
   if (!stbi_info_from_memory(buf.data(), static_cast<int>(buf.size()), &w, &h, &n)) {
     why = std::string("stb_image: ") + stbi_failure_reason();
     return false;

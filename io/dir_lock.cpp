@@ -13,8 +13,8 @@
 
 namespace hamgan::io {
 
-DirLock::DirLock(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / ".lock").string();
+DirLock::DirLock(const std::string& dir, const std::string& name) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail(path, ": cannot open the run lock: ", std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -27,7 +27,7 @@ DirLock::DirLock(const std::string& dir) {
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
     if (e == EWOULDBLOCK)
       fail(dir, ": in use by another hamgan process (PID ", pid.empty() ? "unknown" : pid, ", lock ", path,
-           "); wait for it to finish, stop it, or choose another --out");
+           "); wait for it to finish or stop it", name == ".lock" ? ", or choose another --out" : "");
     fail(path, ": cannot lock: ", std::strerror(e));
   }
   const std::string me = std::to_string(::getpid()) + "\n";

@@ -9,8 +9,9 @@ namespace hamgan::io {
 
 class DirLock {
  public:
-  // Throws hamgan::Error naming the directory and the holder's PID when it is taken.
-  explicit DirLock(const std::string& dir);
+  // Throws hamgan::Error naming the directory and the holder's PID when it is taken. `name`:
+  // the lock file (one directory may have several independent writers, e.g. train and fid --run).
+  explicit DirLock(const std::string& dir, const std::string& name = ".lock");
   ~DirLock();
   DirLock(const DirLock&) = delete;
   DirLock& operator=(const DirLock&) = delete;

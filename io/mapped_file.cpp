@@ -20,6 +20,13 @@ MappedFile::MappedFile(const std::string& path, bool writable, size_t size) : pa
     ::close(fd_);
     fail(path, ": cannot resize to ", size, " bytes: ", std::strerror(e));
   }
+  // The blocks are reserved now: a store into a sparse mapping on a full disk is a SIGBUS, not
+  // an error (issue 24).
+  if (writable && size > 0)
+    if (const int e = ::posix_fallocate(fd_, 0, static_cast<off_t>(size)); e != 0) {
+      ::close(fd_);
+      fail(path, ": cannot reserve ", size, " bytes on its disk: ", std::strerror(e));
+    }
   struct stat st;
   ::fstat(fd_, &st);
   size_ = static_cast<size_t>(st.st_size);

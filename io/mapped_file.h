@@ -8,7 +8,8 @@ namespace hamgan {
 
 class MappedFile {
  public:
-  // writable: opens read-write and, when size > 0, resizes the file to `size` first.
+  // writable: opens read-write and, when size > 0, resizes the file to `size` and reserves its
+  // blocks first (a full disk: hamgan::Error here, never a SIGBUS later).
   MappedFile(const std::string& path, bool writable, size_t size = 0);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -243,19 +243,23 @@ void run_context_bench(const ContextBenchOptions& o) {
               bare ? "bare operators on Q = K = V = X" : "modules with their wrappers", o.threads, o.repeats);
   std::printf("%-16s %-14s %10s %10s %12s %12s %12s %12s\n", "module", "input BxCxHxW", "params",
               "MACs", "mem infer", "mem train", "time infer", "time train");
+  int failed = 0, cases = 0;
   for (const auto& s : shapes)
     for (const auto& m : modules) {
+      ++cases;
       if (bare && !bare_operator(m)) {
         std::printf("%-16s %-14s (no bare operator)\n", m.c_str(), s.c_str());
         continue;
       }
       const ChildResult inf = spawn(m, s, false, bare, o.repeats, o.threads);
       if (!inf.ok) {
+        ++failed;
         std::printf("%-16s %-14s error: %s\n", m.c_str(), s.c_str(), inf.error.c_str());
         std::fflush(stdout);
         continue;
       }
       const ChildResult tr = spawn(m, s, true, bare, o.repeats, o.threads);
+      failed += !tr.ok;
       char mt[32], tt[32];
       std::snprintf(mt, sizeof mt, "%.1fMB", tr.mem_mb);
       std::snprintf(tt, sizeof tt, "%.2fms", tr.time_ms);
@@ -265,6 +269,8 @@ void run_context_bench(const ContextBenchOptions& o) {
                   tr.ok ? "" : ("  train error: " + tr.error).c_str());
       std::fflush(stdout);
     }
+  // A table with error rows is not a benchmark result (issue 24: exit 0 after an allocation error).
+  if (failed) fail("bench context: ", failed, " of ", cases, " cases failed (the rows above say why)");
 }
 
 }  // namespace hamgan

@@ -18,7 +18,8 @@ struct ContextBenchOptions {
   int threads = 1;                  // CPU threads of each child
 };
 
-// Checks the options (names, shapes, counts) and prints the table on stdout.
+// Checks the options (names, shapes, counts) and prints the table on stdout; hamgan::Error
+// after the table when any case failed.
 void run_context_bench(const ContextBenchOptions& o);
 // In the child: the first module and shape only; prints "OK params macs baseline_kb median_ms"
 // or "ERR message".

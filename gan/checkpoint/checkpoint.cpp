@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -203,9 +205,47 @@ std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* 
   return out;
 }
 
+namespace {
+
+// A file that cannot be opened (permissions, I/O) is not a damaged file: skipping it would let
+// an older checkpoint resume and the next save overwrite it (issue 24).
+void check_readable(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    fail(path, ": cannot read this checkpoint (", std::strerror(errno),
+         "); fix its permissions or move it away. Only a checkpoint that was read and found damaged "
+         "is skipped");
+  std::fclose(f);
+}
+
+// What a checkpoint verifiably holds: it loads (every zip record's CRC, every part) and the
+// iteration stored inside equals its name's. nullopt: damaged. Remembered per (path, size,
+// mtime), since pruning asks at every checkpoint.
+std::optional<int64_t> verified_iteration(const CheckpointFile& f) {
+  static std::map<std::string, std::pair<std::string, std::optional<int64_t>>> seen;
+  std::error_code ec;
+  const std::string stamp = std::to_string(fs::file_size(f.path, ec)) + "@" +
+                            std::to_string(fs::last_write_time(f.path, ec).time_since_epoch().count());
+  if (auto it = seen.find(f.path); it != seen.end() && it->second.first == stamp) return it->second.second;
+  check_readable(f.path);
+  std::optional<int64_t> iteration;
+  try {
+    const CheckpointData c = load_checkpoint(f.path);
+    if (c.iteration == f.iteration) iteration = c.iteration;
+  } catch (const Error&) {
+  }
+  seen[f.path] = {stamp, iteration};
+  return iteration;
+}
+
+}  // namespace
+
+// Keeps the newest `keep` checkpoints that verify; deletes only verified ones older than those.
+// A damaged file is never counted as kept (it would push out good ones) and never deleted here.
 void prune_checkpoints(const std::string& dir, int64_t keep) {
   int64_t kept = 0;
   for (const auto& e : checkpoint_files(dir)) {
+    if (!verified_iteration(e)) continue;
     if (kept++ < keep) continue;
     std::error_code ec;
     fs::remove(e.path, ec);
@@ -224,9 +264,13 @@ void remove_temporaries(const std::string& dir) {
 
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
                                                      torch::Device device) {
-  for (const auto& path : list_checkpoints(dir, &warn)) {
+  for (const auto& f : checkpoint_files(dir, &warn)) {
+    check_readable(f.path);
     try {
-      return load_checkpoint(path, device);
+      CheckpointData c = load_checkpoint(f.path, device);
+      if (c.iteration != f.iteration)
+        fail(f.path, ": holds iteration ", c.iteration, ", not the ", f.iteration, " its name says");
+      return c;
     } catch (const Error& e) {
       warn << "warning: skipping damaged checkpoint (falling back to the previous one): " << e.what() << "\n";
     }

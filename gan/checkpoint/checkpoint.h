@@ -71,12 +71,14 @@ struct CheckpointFile {
 std::vector<CheckpointFile> checkpoint_files(const std::string& dir, std::ostream* warn = nullptr);
 // Their paths.
 std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* warn = nullptr);
-// Deletes all but the newest `keep` checkpoints.
+// Deletes all but the newest `keep` checkpoints that verify (they load, and hold the iteration
+// their name says); damaged files neither count nor are deleted. An unreadable file: Error.
 void prune_checkpoints(const std::string& dir, int64_t keep);
 // Deletes temporaries a killed writer left in `dir` (they would keep a full disk full).
 // Call only while holding the run's lock.
 void remove_temporaries(const std::string& dir);
-// The newest checkpoint that loads; each damaged newer one is reported on `warn` and skipped.
+// The newest checkpoint that loads and holds the iteration its name says; each damaged newer
+// one is reported on `warn` and skipped. One that cannot be read (permissions, I/O): Error.
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
                                                      torch::Device device = torch::kCPU);
 

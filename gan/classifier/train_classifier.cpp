@@ -13,27 +13,34 @@ namespace {
 
 // Images `idx[0..n)` of `data` as [n, C, R, R] floats in [-1, 1] (the loader's u / 127.5 - 1)
 // and their labels, read by `workers` threads.
+// Images that cannot be decoded are left out (get() reports each): never a black image with a
+// label, in training or in the accuracy. Raw pointers only in the decoding threads, which are
+// outside the caller's InferenceMode.
 std::pair<torch::Tensor, torch::Tensor> read_batch(const Dataset& data, const int64_t* idx, int64_t n, int workers) {
   const int64_t c = data.channels(), r = data.resolution();
   torch::Tensor px = torch::zeros({n, c, r, r}, torch::kUInt8);
-  torch::Tensor y = torch::empty({n}, torch::kLong);
+  uint8_t* base = px.data_ptr<uint8_t>();
   std::vector<int32_t> labels(static_cast<size_t>(n), 0);
+  std::vector<char> ok(static_cast<size_t>(n), 0);
   std::vector<std::future<void>> jobs;
   const int64_t per = (n + workers - 1) / workers;
   for (int64_t s = 0; s < n; s += per)
     jobs.push_back(std::async(std::launch::async, [&, s]() {
       for (int64_t i = s; i < std::min(n, s + per); ++i)
-        if (!data.get(idx[i], px[i].data_ptr<uint8_t>(), labels[static_cast<size_t>(i)]))
-          px[i].zero_();  // reported once by get(); a black image keeps the batch shape
+        ok[static_cast<size_t>(i)] = data.get(idx[i], base + i * c * r * r, labels[static_cast<size_t>(i)]);
     }));
   for (auto& j : jobs) j.get();
   const int64_t k = data.num_classes();
+  std::vector<int64_t> keep, y;
   for (int64_t i = 0; i < n; ++i) {
+    if (!ok[static_cast<size_t>(i)]) continue;
     const int32_t l = labels[static_cast<size_t>(i)];
     if (l < 0 || l >= k) fail("image ", idx[i], ": label ", l, " outside the ", k, " classes of the source");
-    y[i] = l;
+    keep.push_back(i);
+    y.push_back(l);
   }
-  return {px.to(torch::kFloat).div_(127.5).sub_(1), y};
+  if (static_cast<int64_t>(keep.size()) < n) px = px.index_select(0, torch::tensor(keep, torch::kLong));
+  return {px.to(torch::kFloat).div_(127.5).sub_(1), torch::tensor(y, torch::kLong)};
 }
 
 // The default CPU generator seeded for the weight initialisation, restored afterwards.
@@ -59,13 +66,16 @@ double classifier_accuracy(metrics::DomainClassifier& net, const Dataset& data, 
   if (idx->empty()) fail("classifier accuracy: no images");
   net->eval();
   torch::InferenceMode guard;
-  int64_t hit = 0;
+  int64_t hit = 0, seen = 0;
   for (size_t b = 0; b < idx->size(); b += static_cast<size_t>(batch)) {
     const int64_t n = std::min<int64_t>(batch, static_cast<int64_t>(idx->size() - b));
     const auto [x, y] = read_batch(data, idx->data() + b, n, workers);
+    if (y.size(0) == 0) continue;
     hit += net->forward(x).second.argmax(1).eq(y).sum().item<int64_t>();
+    seen += y.size(0);
   }
-  return static_cast<double>(hit) / static_cast<double>(idx->size());
+  if (seen == 0) fail("classifier accuracy: none of the ", idx->size(), " images could be decoded");
+  return static_cast<double>(hit) / static_cast<double>(seen);
 }
 
 ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shared_ptr<Dataset> test,
@@ -107,10 +117,11 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
     double loss_sum = 0;
     for (int64_t b = 0; b < steps_per_epoch; ++b, ++step) {
       auto [x, y] = read_batch(*train, order.data_ptr<int64_t>() + b * opt.batch, opt.batch, opt.workers);
-      if (opt.flip) {
+      if (opt.flip) {  // drawn for the whole batch, so the stream does not depend on skipped images
         const torch::Tensor flip = (torch::rand({opt.batch}, gen) < 0.5).view({-1, 1, 1, 1});
-        x = torch::where(flip, x.flip({3}), x);
+        x = torch::where(flip.narrow(0, 0, x.size(0)), x.flip({3}), x);
       }
+      if (x.size(0) == 0) continue;  // every image of this batch was undecodable
       const double lr = opt.lr * 0.5 * (1 + std::cos(M_PI * static_cast<double>(step) / static_cast<double>(total)));
       for (auto& g : adam.param_groups()) static_cast<torch::optim::AdamOptions&>(g.options()).lr(lr);
       const torch::Tensor loss = torch::nn::functional::cross_entropy(res.net->forward(x).second, y);
@@ -118,6 +129,10 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
       loss.backward();
       adam.step();
       loss_sum += loss.item<double>();
+      // A diverged classifier would be written and then score every run as NaN (issue 24).
+      if (!std::isfinite(loss_sum))
+        fail("classifier train: the loss became ", loss_sum, " in epoch ", e + 1, " (step ", step + 1,
+             "); nothing written. Lower --lr (now ", opt.lr, ")");
     }
     res.epoch_loss.push_back(loss_sum / static_cast<double>(steps_per_epoch));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

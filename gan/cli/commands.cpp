@@ -69,9 +69,11 @@ void add_threads_option(cxxopts::Options& o) {
 }
 
 int threads_of(const cxxopts::ParseResult& r) {
-  if (!r.count("threads")) return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int n = r["threads"].as<int>();
-  if (n < 1 || n > 256) fail("--threads: expected 1..256, got ", n);
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (!r.count("threads")) return cores;
+  // Far more threads than cores only contend (1000 on 2 cores took minutes to start, issue 24).
+  const int n = r["threads"].as<int>(), most = 4 * cores;
+  if (n < 1 || n > most) fail("--threads ", n, ": expected 1..", most, " (at most 4 x the ", cores, " cores here)");
   return n;
 }
 

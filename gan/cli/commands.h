@@ -29,7 +29,7 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc,
 void add_config_options(cxxopts::Options& opts, const std::string& default_config);
 Config config_from(const cxxopts::ParseResult& r);
 // The flags with one meaning wherever they appear, each declared here only: --threads (CPU
-// threads, default all cores, 1..256), --workers (threads that read and decode images; default
+// threads, default all cores, at most 4 x the cores), --workers (threads that read and decode images; default
 // 2), --device (cpu, cuda or auto, default auto, as train.device), --seed (default 0; `what`
 // says what it seeds).
 void add_threads_option(cxxopts::Options& o);

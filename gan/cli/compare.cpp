@@ -22,6 +22,7 @@ int compare(int argc, char** argv) {
   if (!r.count("out")) fail("compare: expected --out PREFIX (writes PREFIX.png and PREFIX.csv)");
   const auto dirs = r["run"].as<std::vector<std::string>>();
   const std::string out = r["out"].as<std::string>();
+  eval::check_compare_outputs(out);
   const auto runs = eval::summarize_runs(dirs);
   eval::plot_runs(dirs, out + ".png");
   eval::write_run_summaries(runs, out + ".csv");

@@ -63,6 +63,9 @@ int sample_cmd(int argc, char** argv) {
   set_threads(r);
   for (const char* k : {"n", "per-class", "cols", "steps"})
     if (r[k].as<int64_t>() < 0) fail(k == std::string("n") ? "-" : "--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
+  for (const char* k : {"cols", "steps"})  // a picture row, not a data set: bounded before any work
+    if (r[k].as<int64_t>() > sample::kMaxGridColumns)
+      fail("--", k, " ", r[k].as<int64_t>(), ": expected at most ", sample::kMaxGridColumns, " images per row");
   const auto opt = sampler_options(r);
   const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
   const sample::Sampler s(ck, opt, std::cerr);

@@ -136,8 +136,10 @@ Loader::Loader(std::shared_ptr<Dataset> data, LoaderOptions opt, LoaderState sta
     fail("loader: the dataset's ", m.data->size(), " images do not fill one batch of ",
          opt.batch_size, " on each of ", opt.world_size, " ranks");
   if (start.epoch < 0 || start.batch_in_epoch < 0 || start.batch_in_epoch >= m.per_epoch)
-    fail("loader: start position epoch ", start.epoch, " batch ", start.batch_in_epoch,
-         ": expected batch in [0, ", m.per_epoch, ")");
+    fail("loader: the checkpoint stopped at batch ", start.batch_in_epoch, " of epoch ", start.epoch,
+         ", but this data set has ", m.per_epoch, " batches per epoch (", m.data->size(), " images, batch ",
+         opt.batch_size, " x ", opt.world_size, " ranks): data.path, train.batch_size or the rank count differ "
+         "from the run's; resume with the settings of the run's config.yaml");
   m.first = start.epoch * m.per_epoch + start.batch_in_epoch;
   m.image_bytes = m.data->channels() * m.data->resolution() * m.data->resolution();
   for (int v = 0; v < 256; ++v) m.lut[v] = static_cast<float>(v) / 127.5f - 1.0f;
@@ -173,6 +175,11 @@ Batch Loader::next() {
   if (r.error) std::rethrow_exception(r.error);
   std::lock_guard<std::mutex> lock(m.mu);
   m.skipped += r.skipped;
+  // Mostly undecodable data would train on the few images left, with only warnings (issue 24).
+  const int64_t good = m.consumed * m.opt.batch_size, tried = good + m.skipped;
+  if (tried >= 64 && m.skipped * 2 > tried)
+    fail("loader: ", m.skipped, " of the first ", tried, " images read could not be decoded (",
+         m.data->size(), " in the data set); is the data bad? Expected most images to decode");
   return std::move(r.batch);
 }
 

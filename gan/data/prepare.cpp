@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "core/error.h"
@@ -47,6 +48,9 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   dc.path = opt.source;
   const std::string source = format + ":" + fs::absolute(opt.source).lexically_normal().string();
 
+  if (fs::is_directory(opt.out))
+    fail("--out ", opt.out, ": is a directory; expected the path of the packed file to write (e.g. ",
+         (fs::path(opt.out) / "train.packed").string(), ")");
   if (fs::exists(opt.out)) {
     std::shared_ptr<Dataset> done;
     try {
@@ -80,7 +84,14 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   const std::string partial = opt.out + ".partial";
   const bool resume = resumable(partial, header, l.total);
   if (!resume && fs::exists(partial)) fs::remove(partial);
-  MappedFile m(partial, true, l.total);
+  std::unique_ptr<MappedFile> mapped;
+  try {
+    mapped = std::make_unique<MappedFile>(partial, true, l.total);
+  } catch (const Error&) {
+    if (!resume) fs::remove(partial);  // nothing of ours in it: no sparse file left behind
+    throw;
+  }
+  MappedFile& m = *mapped;
   uint8_t* base = m.data();
   if (!resume) std::memcpy(base, header.data(), header.size());
   auto* table = reinterpret_cast<uint64_t*>(base + l.table_off);

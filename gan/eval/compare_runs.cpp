@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -128,9 +129,31 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
   write_png(png_path, metrics::stack_panels(panels));
 }
 
+namespace {
+const char* const kSummaryHeader = "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features";
+}  // namespace
+
+void check_compare_outputs(const std::string& prefix) {
+  const std::string csv = prefix + ".csv", png = prefix + ".png";
+  std::error_code ec;
+  const bool has_csv = fs::exists(csv, ec), has_png = fs::exists(png, ec);
+  if (!has_csv && !has_png) return;
+  std::string first;
+  if (has_csv) {
+    std::ifstream in(csv);
+    std::getline(in, first);
+  }
+  // An earlier comparison may be replaced; anything else (a run's fid.csv and fid.png) is another
+  // command's output.
+  if (!has_csv || first != kSummaryHeader)
+    fail("--out ", prefix, ": ", has_csv ? csv : png, " exists and is not the output of an earlier `hamgan compare`",
+         has_csv ? " (its first line is '" + first.substr(0, 80) + "')" : std::string(),
+         "; choose another --out (compare writes PREFIX.csv and PREFIX.png)");
+}
+
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path) {
   std::ostringstream o;
-  o << "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n";
+  o << kSummaryHeader << "\n";
   for (const auto& r : runs)
     o << r.name << "," << r.iteration << "," << fmt(r.fid, "%.4f") << "," << fmt(r.class_acc, "%.4f") << ","
       << r.best_iteration << "," << fmt(r.best_fid, "%.4f") << "," << fmt(r.best_class_acc, "%.4f") << ","

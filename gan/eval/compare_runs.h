@@ -27,6 +27,9 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
 void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_path);
 // CSV of the summaries (header run,iteration,fid,class_acc,best_iteration,best_fid,
 // best_class_acc,img_s,features), written atomically.
+// Error unless PREFIX.csv and PREFIX.png are absent or an earlier comparison's (never a run's
+// fid.csv / fid.png, or any other file).
+void check_compare_outputs(const std::string& prefix);
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path);
 // A Markdown table ranked by final FID (lowest first).
 std::string ranking_table(std::vector<RunSummary> runs);

@@ -9,31 +9,42 @@
 namespace hamgan::eval {
 
 metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
-                                     int64_t batch, int workers, std::shared_ptr<std::vector<int64_t>> labels) {
+                                         int64_t batch, int workers, std::shared_ptr<std::vector<int64_t>> labels,
+                                         std::shared_ptr<int64_t> skipped) {
   if (batch < 1 || workers < 1) fail("dataset batches: batch and workers must be >= 1");
   const int64_t total = n > 0 ? n : data->size();
   if (total > data->size()) fail("-n ", n, ": the data source has only ", data->size(), " images");
   auto next = std::make_shared<int64_t>(0);
-  return [data, total, &net, batch, workers, next, labels]() -> torch::Tensor {
-    const int64_t b = *next, e = std::min(total, b + batch);
-    if (b >= e) return {};
-    *next = e;
-    const int64_t c = data->channels(), r = data->resolution();
-    torch::Tensor px = torch::empty({e - b, c, r, r}, torch::kUInt8);
-    std::vector<int32_t> y(static_cast<size_t>(e - b), 0);
-    std::vector<std::future<void>> jobs;
-    const int64_t per = (e - b + workers - 1) / workers;
-    for (int64_t s = b; s < e; s += per)
-      jobs.push_back(std::async(std::launch::async, [&, s]() {
-        for (int64_t i = s; i < std::min(e, s + per); ++i) {
-          if (!data->get(i, px[i - b].data_ptr<uint8_t>(), y[static_cast<size_t>(i - b)]))
-            px[i - b].zero_();  // reported by get()
+  return [data, total, &net, batch, workers, next, labels, skipped]() -> torch::Tensor {
+    while (*next < total) {
+      const int64_t b = *next, e = std::min(total, b + batch);
+      *next = e;
+      const int64_t c = data->channels(), r = data->resolution();
+      torch::Tensor px = torch::empty({e - b, c, r, r}, torch::kUInt8);
+      std::vector<int32_t> y(static_cast<size_t>(e - b), 0);
+      std::vector<char> ok(static_cast<size_t>(e - b), 0);
+      std::vector<std::future<void>> jobs;
+      const int64_t per = (e - b + workers - 1) / workers;
+      for (int64_t s = b; s < e; s += per)
+        jobs.push_back(std::async(std::launch::async, [&, s]() {
+          for (int64_t i = s; i < std::min(e, s + per); ++i)  // get() reports a failure itself
+            ok[static_cast<size_t>(i - b)] = data->get(i, px[i - b].data_ptr<uint8_t>(), y[static_cast<size_t>(i - b)]);
+        }));
+      for (auto& j : jobs) j.get();
+      // An undecodable image is left out and counted, never a black image in a statistic.
+      std::vector<int64_t> keep;
+      for (int64_t i = 0; i < e - b; ++i)
+        if (ok[static_cast<size_t>(i)]) {
+          keep.push_back(i);
+          if (labels) labels->push_back(y[static_cast<size_t>(i)]);
         }
-      }));
-    for (auto& j : jobs) j.get();
-    if (labels) labels->insert(labels->end(), y.begin(), y.end());
-    torch::InferenceMode guard;
-    return net.prepare(px.to(torch::kFloat).div(255));
+      if (skipped) *skipped += (e - b) - static_cast<int64_t>(keep.size());
+      if (keep.empty()) continue;
+      if (static_cast<int64_t>(keep.size()) < e - b) px = px.index_select(0, torch::tensor(keep, torch::kLong));
+      torch::InferenceMode guard;
+      return net.prepare(px.to(torch::kFloat).div(255));
+    }
+    return {};
   };
 }
 

@@ -10,9 +10,11 @@
 namespace hamgan::eval {
 
 // The returned batches keep `data` alive and reference `net`. n <= 0: all images. When
-// `labels` is given, each batch's labels are appended to it.
+// `labels` is given, each batch's labels are appended to it. Images that cannot be decoded are
+// left out (get() warns about each) and counted in `skipped` when given.
 metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
-                                     int64_t batch, int workers,
-                                     std::shared_ptr<std::vector<int64_t>> labels = nullptr);
+                                         int64_t batch, int workers,
+                                         std::shared_ptr<std::vector<int64_t>> labels = nullptr,
+                                         std::shared_ptr<int64_t> skipped = nullptr);
 
 }  // namespace hamgan::eval

@@ -126,8 +126,8 @@ void print_score(const Score& s, bool all, const Reference& ref) {
 // --checkpoint (one score, printed) or --run (every unscored checkpoint, into fid.csv/fid.png).
 void fid_of_samples(const FidJob& j) {
   const bool run = !j.run.empty();
-  if (j.n > sample::kMaxFidSamples)
-    fail("-n ", j.n, ": expected 2..", sample::kMaxFidSamples, " samples (0: eval.fid_n of the config)");
+  if (j.n > kMaxFidSamples)
+    fail("-n ", j.n, ": expected 2..", kMaxFidSamples, " samples (0: eval.fid_n of the config)");
   if (j.real_n < 0) fail("--real-n ", j.real_n, ": expected >= 0");
   if (run && unscored_checkpoints(j.run).empty()) {  // no need for the net
     if (run_checkpoints(j.run).empty()) fail("--run ", j.run, ": no checkpoints in its checkpoints/ directory");

@@ -1,6 +1,7 @@
 #include "gan/eval/reference.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "core/error.h"
 #include "gan/data/sources.h"
@@ -22,9 +23,13 @@ metrics::Features data_features(const std::string& path, const ReferenceOptions&
   auto data = open_dataset(dc, opt.resolution, channels);
   const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
   auto labels = std::make_shared<std::vector<int64_t>>();
-  metrics::Features f = metrics::extract_features(net, dataset_batches(data, n, net, opt.batch, opt.workers, labels),
-                                                  want_logits);
+  auto skipped = std::make_shared<int64_t>(0);
+  metrics::Features f = metrics::extract_features(
+      net, dataset_batches(data, n, net, opt.batch, opt.workers, labels, skipped), want_logits);
   f.labels = torch::tensor(*labels, torch::kLong);
+  if (*skipped > 0)
+    std::cerr << "warning: " << path << ": " << *skipped << " of " << (n > 0 ? n : data->size())
+              << " images could not be decoded and are left out (" << f.pool.size(0) << " images in the statistics)\n";
   return f;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
+#include "io/dir_lock.h"
 #include "io/png.h"
 #include "metrics/line_plot.h"
 
@@ -65,6 +66,9 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
                                     const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged) {
   const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
+  // One scorer per run at a time: two would each append every row (issue 24). Training's own
+  // lock is another file, so a run can be scored while it trains.
+  const io::DirLock lock(opt.run_dir, ".fid.lock");
   check_run_net(opt.run_dir, net.identity());
   std::vector<eval::FidRow> added;
   bool said_kid = false;
@@ -76,6 +80,11 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
     try {
       c = load_checkpoint(path, opt.sampler.device);
     } catch (const Error& e) {  // one damaged checkpoint must not hide the scores of the rest
+      std::error_code ec;
+      if (!fs::exists(path, ec)) {  // pruned by a training run meanwhile: gone, not damaged
+        log << "note: " << path << " was deleted before it was scored (pruned by training?); skipped\n" << std::flush;
+        continue;
+      }
       log << "warning: skipping " << path << ": " << e.what() << "\n" << std::flush;
       if (damaged) damaged->push_back(path);
       continue;

@@ -10,7 +10,7 @@
 namespace hamgan::sample {
 
 torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols) {
-  if (cols < 1) fail("class grid: ", cols, " columns; expected >= 1");
+  if (cols < 1 || cols > kMaxGridColumns) fail("class grid: ", cols, " columns; expected 1..", kMaxGridColumns);
   std::vector<SampleItem> items;
   std::vector<int64_t> labels;
   for (int64_t c : classes)
@@ -19,7 +19,8 @@ torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, 
 }
 
 torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps) {
-  if (steps < 2) fail("--steps ", steps, ": expected >= 2 (both ends are drawn)");
+  if (steps < 2 || steps > kMaxGridColumns)
+    fail("--steps ", steps, ": expected 2..", kMaxGridColumns, " (both ends are drawn)");
   const torch::Tensor t = torch::linspace(0.0, 1.0, steps, torch::kFloat).unsqueeze(1);
   return (1 - t) * z0.unsqueeze(0) + t * z1.unsqueeze(0);
 }

@@ -10,9 +10,12 @@
 
 namespace hamgan::sample {
 
+// The most images per row of a class grid or an interpolation (`--cols`, `--steps`).
+constexpr int64_t kMaxGridColumns = 256;
+
 // H x W x 3 uint8: metrics/labeled_grid.h's layout (cells >= 64 px, the class index at the
 // start of each row).
-torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols);
+torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols);  // cols <= kMaxGridColumns
 // Linear interpolation z_t = (1 - t) z0 + t z1, t = i / (steps - 1); steps >= 2.
 torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps);
 torch::Tensor interpolation_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t steps);

@@ -1,5 +1,6 @@
 #include "gan/sample/image_folder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -9,12 +10,36 @@ namespace hamgan::sample {
 
 namespace fs = std::filesystem;
 
+namespace {
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+// Deletes DIR/<class>/<k>.png files of sample_path()'s layout (and class folders left empty);
+// anything else stays.
+void remove_samples(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& c : fs::directory_iterator(dir, ec)) {
+    if (!c.is_directory() || !all_digits(c.path().filename().string())) continue;
+    for (const auto& f : fs::directory_iterator(c.path(), ec)) {
+      const std::string name = f.path().filename().string();
+      if (f.is_regular_file() && name.size() > 4 && name.compare(name.size() - 4, 4, ".png") == 0 &&
+          all_digits(name.substr(0, name.size() - 4)))
+        fs::remove(f.path(), ec);
+    }
+    if (fs::is_empty(c.path(), ec)) fs::remove(c.path(), ec);
+  }
+}
+}  // namespace
+
 void prepare_output_dir(const std::string& dir, bool overwrite) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) fail("--out ", dir, ": exists and is not a directory");
     if (!fs::is_empty(dir, ec) && !overwrite)
       fail("--out ", dir, ": exists and is not empty; pass --overwrite to write into it, or choose another --out");
+    // --overwrite replaces an earlier `sample`'s images: left in place, a smaller run's folder
+    // would still hold the older images (and `fid --fake` would score them too).
+    if (overwrite) remove_samples(dir);
   }
   fs::create_directories(dir, ec);
   if (ec) fail("--out ", dir, ": cannot create: ", ec.message());

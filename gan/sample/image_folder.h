@@ -6,7 +6,8 @@
 namespace hamgan::sample {
 
 // Refuses (hamgan::Error) when `dir` exists and is not empty, unless `overwrite`: outputs
-// are never lost by accident. Creates `dir`.
+// are never lost by accident. With `overwrite`, an earlier sample's <class>/<k>.png files go
+// (other files stay), so the folder then holds this run's images only. Creates `dir`.
 void prepare_output_dir(const std::string& dir, bool overwrite);
 std::string sample_path(const std::string& dir, int64_t cls, int64_t k);
 

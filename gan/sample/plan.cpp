@@ -8,6 +8,7 @@ std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n
   if (classes.empty()) fail("sample plan: no classes selected");
   const int64_t c = static_cast<int64_t>(classes.size());
   if (per_class < 0) fail("--per-class ", per_class, ": expected >= 1");
+  if (per_class > 0 && n > 0) fail("-n ", n, " and --per-class ", per_class, ": give one of them (-n is split over the classes)");
   if (per_class == 0 && n < 1) fail("-n ", n, ": expected >= 1 (or give --per-class K)");
   if (per_class > kMaxSamples / c)
     fail("--per-class ", per_class, " x ", c, " classes: expected at most ", kMaxSamples,

@@ -105,7 +105,10 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
     while (waitpid(pids[r], &status, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::cerr << "hamgan train: worker " << r << " failed\n";
+      std::cerr << "hamgan train: worker " << r << " (rank " << r << " of " << pids.size() << ") "
+                << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                        : "exited with status " + std::to_string(WEXITSTATUS(status)))
+                << (WIFSIGNALED(status) ? " before it could checkpoint" : "; its error is above") << "\n";
       ++failed;
     }
   }

@@ -9,12 +9,13 @@
 namespace hamgan {
 
 StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp)
-    : limit_s_(time_limit_minutes * 60), handle_signals_(handle_signals), dp_(dp) {}
-
-void StopPolicy::start() {
-  if (handle_signals_) signals_.emplace();
-  t0_ = clock::now();
+    : limit_s_(time_limit_minutes * 60), dp_(dp) {
+  // From the start: a signal while the models build or the data opens (seconds) stops the run
+  // after its first step, with a checkpoint, instead of killing it (issue 24).
+  if (handle_signals) signals_.emplace();
 }
+
+void StopPolicy::start() { t0_ = clock::now(); }
 
 std::optional<TrainOutcome> StopPolicy::check() {
   elapsed_s_ = std::chrono::duration<double>(clock::now() - t0_).count();

@@ -15,9 +15,10 @@ enum class TrainOutcome { Finished, Interrupted, TimeLimit };
 
 class StopPolicy {
  public:
-  // time_limit_minutes 0: none. dp null: one process.
+  // time_limit_minutes 0: none. dp null: one process. handle_signals: SIGINT/SIGTERM are
+  // stop requests from now on (a second one kills, gan/train/signals.h).
   StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp);
-  // Starts the clock and, if asked, catches the signals (from the first step on).
+  // Starts the clock (at the first step).
   void start();
   // After each step: Interrupted or TimeLimit when every rank should stop now.
   std::optional<TrainOutcome> check();
@@ -29,7 +30,6 @@ class StopPolicy {
  private:
   using clock = std::chrono::steady_clock;
   const double limit_s_;
-  const bool handle_signals_;
   DataParallel* dp_;
   std::optional<StopOnSignal> signals_;
   clock::time_point t0_;
