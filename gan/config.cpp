@@ -139,7 +139,8 @@ namespace {
 void check_unique_keys(const YAML::Node& node, const std::string& name, const std::string& path, int depth,
                        int64_t& budget) {
   if (depth > 64 || --budget < 0)
-    fail(name, ": the YAML nests deeper than 64 levels or expands to more than 100000 nodes (near '", path,
+    fail(name, ": the YAML nests deeper than 64 levels or expands to more than 100000 nodes (near '",
+         path.size() > 60 ? path.substr(0, 60) + "..." : path,
          "'; a recursive or exponential alias such as `x: &a [*a]`); expected a plain config");
   if (node.IsSequence())
     for (size_t i = 0; i < node.size(); ++i)
@@ -162,13 +163,25 @@ void check_unique_keys(const YAML::Node& node, const std::string& name, const st
 YAML::Node read_tree(const std::string& yaml_text, const std::string& name) {
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(yaml_text);
-    if (docs.size() > 1)
-      fail(name, ": holds ", docs.size(), " YAML documents (separated by ---); expected one, the others "
-                 "would be ignored");
-    if (!docs.empty()) root = docs[0];
+    root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     fail(name, ": not valid YAML: ", e.what());
+  }
+  // YAML::Load reads the first document only; a `---` after content starts a second one, which
+  // would be ignored. (yaml-cpp's LoadAll loops forever on some malformed text, e.g. ", model".)
+  {
+    std::istringstream lines(yaml_text);
+    bool content = false;
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++n;
+      const bool marker = line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+      if (marker && content)
+        fail(name, ": a second YAML document starts at line ", n, " (---); expected one document, the "
+                   "others would be ignored");
+      const auto first = line.find_first_not_of(" \t\r");
+      if (!marker && first != std::string::npos && line[first] != '#') content = true;
+    }
   }
   // An empty file, a lone directive or a scalar would otherwise run with every default.
   if (!root.IsDefined() || root.IsNull())
@@ -232,6 +245,8 @@ YAML::Node resolve_base(YAML::Node root, const std::string& name, std::vector<st
   root.remove("base");
   return merge_over(base, root);
 }
+
+}  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& name,
                     const std::vector<std::string>& overrides) {

@@ -41,7 +41,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fresh(const std::string& name) { return test::fresh_dir("test_nothing_lost", name); }
+// An empty directory of this test.
+std::string fresh(const std::string& name) {
+  const std::string d = test::fresh_dir("test_nothing_lost", name);
+  fs::create_directories(d);
+  return d;
+}
 
 // Runs f in a child process (as user `nobody` when we are root, so file modes bind) and returns
 // its exit status: the parent's checks stay in the parent.
@@ -142,7 +147,7 @@ TEST(NothingLost, RecursiveAndExponentialYamlAliasesAreErrors) {
 // built-in default over the file's value.
 TEST(NothingLost, ASecondYamlDocumentAndEmptyOverridesAreErrors) {
   const std::string e = test::error_of([&] { parse_config("train: {batch_size: 8}\n---\ntrain: {batch_size: 4}\n", "two.yaml"); });
-  EXPECT_NE(e.find("two.yaml: holds 2 YAML documents"), std::string::npos) << e;
+  EXPECT_NE(e.find("two.yaml: a second YAML document starts at line 2"), std::string::npos) << e;
   for (const std::string ov : {"train.batch_size=", "train.batch_size=~", "data.path=null"}) {
     const std::string m = test::error_of([&] { parse_config("train: {batch_size: 8}\n", "c.yaml", {ov}); });
     EXPECT_NE(m.find("'" + ov + "': expected a value after '='"), std::string::npos) << m;

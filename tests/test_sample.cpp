@@ -180,7 +180,9 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
   EXPECT_NE(e.find("not empty"), std::string::npos) << e;
   EXPECT_NE(e.find("--overwrite"), std::string::npos) << e;
   ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--count", "3", "--out", out, "--overwrite"}), 0);
-  EXPECT_EQ(list_images(out).size(), 7u);  // 000..002/000000.png: 000 and 002 rewritten, 001 new
+  // --overwrite replaces the earlier sample (issue 24: "wrote 3" must mean the folder holds those
+  // 3, not 7 from two runs): 000..002/000000.png only.
+  EXPECT_EQ(list_images(out).size(), 3u);
   const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "-n", "1", "--out", out + "x"}); });
   EXPECT_NE(bad.find("class 3 is out of range"), std::string::npos) << bad;
 }

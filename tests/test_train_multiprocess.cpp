@@ -1,12 +1,21 @@
 // `hamgan train --nproc 2` over Gloo on loopback: a short 2-process run writes one
-// checkpoint (rank 0 only) that a 1-process run then resumes. Runs the built binary.
+// checkpoint (rank 0 only) that a 1-process run then resumes; a rank killed with kill -9 is
+// named by the survivor. Runs the built binary.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
+
+#include "support/process.h"
 
 namespace fs = std::filesystem;
 
@@ -52,4 +61,50 @@ TEST(TrainMultiprocess, TwoProcessCheckpointResumesInOneProcess) {
   EXPECT_NE(out1.find("resuming from"), std::string::npos) << out1;
   EXPECT_NE(out1.find("(iteration 2)"), std::string::npos) << out1;
   EXPECT_NE(out1.find("finished at iteration 3"), std::string::npos) << out1;
+}
+
+namespace {
+
+// The pid of the process whose environment holds every one of `entries`, or -1.
+pid_t find_process(const std::vector<std::string>& entries) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool all = !env.empty();
+    for (const auto& x : entries) all = all && env.find(std::string(1, '\0') + x + '\0') != std::string::npos;
+    if (all) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
+}
+
+}  // namespace
+
+// Issue 24.8: a rank killed with kill -9 left the other with Gloo's "Connection reset by peer"
+// alone. The survivor now says that a rank is gone and which checkpoint is kept.
+TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
+  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_kill";
+  fs::remove_all(dir);
+  const std::string log = dir.string() + ".log";
+  const pid_t launcher = hamgan::test::spawn(
+      {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
+       "--out", dir.string(), "--nproc", "2", "generator.ch=4", "discriminator.ch=4", "train.batch_size=4",
+       "train.log_every=1", "train.sample_every=0", "train.checkpoint_every=2", "train.iterations=100000"},
+      {}, log);
+  hamgan::test::ChildGuard guard(launcher);
+  const std::string ck = (dir / "checkpoints" / "ckpt_000000002.pt").string();
+  for (int i = 0; i < 1200 && !fs::exists(ck); ++i) usleep(100000);
+  ASSERT_TRUE(fs::exists(ck)) << hamgan::test::read_text(log);
+  const pid_t rank1 = find_process({"RANK=1", "HAMGAN_LAUNCHER_PID=" + std::to_string(launcher)});
+  ASSERT_GT(rank1, 0);
+  kill(rank1, SIGKILL);
+  const int status = hamgan::test::wait_for(launcher, 120);
+  guard.release();
+  const std::string out = hamgan::test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_NE(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("rank 0 of 2 lost the other ranks"), std::string::npos) << out;
+  EXPECT_NE(out.find("is kept: run again to resume from it"), std::string::npos) << out;
+  EXPECT_NE(out.find("worker 1 (rank 1 of 2) was killed by signal 9"), std::string::npos) << out;
 }

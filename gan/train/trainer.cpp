@@ -258,6 +258,17 @@ void Trainer::set_data_parallel(DataParallel* dp) {
 
 namespace {
 bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration % interval == 0; }
+
+// Gloo's own words ("Connection reset by peer") do not say that a rank is gone or what is kept.
+[[noreturn]] void fail_lost_ranks(const DataParallel& dp, int64_t iteration, const RunDir& dir,
+                                  const std::exception& e) {
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  fail("rank ", dp.rank(), " of ", dp.world_size(), " lost the other ranks during iteration ", iteration + 1,
+       " (one of them died or was killed?): ", c10 ? c10->what_without_backtrace() : e.what(), "; ",
+       dir.last_checkpoint() >= 0 ? "the last checkpoint, " + dir.checkpoint_path(dir.last_checkpoint()) +
+                                        ", is kept: run again to resume from it"
+                                  : std::string("no checkpoint was written yet"));
+}
 }  // namespace
 
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source) {
@@ -284,20 +295,25 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   report.start(t, dir);
 
   TrainOutcome outcome = TrainOutcome::Finished;
-  while (t.iteration() < tc.iterations) {
-    t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), stop.elapsed_s())));
-    t.step(*source);
-    report.add(t);
-    if (hooks.after_step) hooks.after_step(t);
-    const int64_t it = t.iteration();
-    const std::optional<TrainOutcome> stopping = stop.check();
-    if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stopping) report.report(t, stop, dir);
-    if (every(tc.sample_every, it)) dir.save_grid(t);
-    if (every(tc.checkpoint_every, it)) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
-    if (stopping) {
-      outcome = *stopping;
-      break;
+  try {
+    while (t.iteration() < tc.iterations) {
+      t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), stop.elapsed_s())));
+      t.step(*source);
+      report.add(t);
+      if (hooks.after_step) hooks.after_step(t);
+      const int64_t it = t.iteration();
+      const std::optional<TrainOutcome> stopping = stop.check();
+      if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stopping) report.report(t, stop, dir);
+      if (every(tc.sample_every, it)) dir.save_grid(t);
+      if (every(tc.checkpoint_every, it)) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+      if (stopping) {
+        outcome = *stopping;
+        break;
+      }
     }
+  } catch (const std::exception& e) {  // a collective failed: another rank died (kill -9, OOM)
+    if (!opt.dp || dynamic_cast<const Error*>(&e)) throw;
+    fail_lost_ranks(*opt.dp, t.iteration(), dir, e);
   }
   report.report(t, stop, dir);
   if (dir.last_checkpoint() != t.iteration()) {  // the last iteration always leaves a grid and a checkpoint

@@ -16,7 +16,9 @@ def main():
     Image.fromarray(inks.astype(np.uint8), mode="CMYK").save(f"{d}/cmyk.jpg", quality=95)
     im = Image.open(f"{d}/cmyk.jpg")
     assert im.mode == "CMYK" and im.info.get("adobe"), (im.mode, im.info)
-    save(d, "cmyk.pt", {"rgb": torch.from_numpy(np.asarray(im.convert("RGB")).copy())})
+    # Two entries: a one-entry dict pickles with SETITEM, which LibTorch 1.13's unpickler lacks.
+    save(d, "cmyk.pt", {"rgb": torch.from_numpy(np.asarray(im.convert("RGB")).copy()),
+                        "inks": torch.from_numpy(inks.astype(np.uint8))})
 
 
 if __name__ == "__main__":
