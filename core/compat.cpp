@@ -3,7 +3,9 @@
 #include "core/compat.h"
 
 #ifdef HAMGAN_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 namespace hamgan::compat {
@@ -19,10 +21,16 @@ int64_t cuda_peak_allocated(c10::DeviceIndex device) {
 void cuda_reset_peak(c10::DeviceIndex device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(device);
 }
+
+int cuda_capability_major(c10::DeviceIndex device) { return at::cuda::getDeviceProperties(device)->major; }
+
+void cuda_set_device(c10::DeviceIndex device) { c10::cuda::set_device(device); }
 #else
 bool cuda_build() { return false; }
 int64_t cuda_peak_allocated(c10::DeviceIndex) { return -1; }
 void cuda_reset_peak(c10::DeviceIndex) {}
+int cuda_capability_major(c10::DeviceIndex) { return -1; }
+void cuda_set_device(c10::DeviceIndex) {}
 #endif
 
 }  // namespace hamgan::compat

@@ -135,6 +135,12 @@ bool cuda_build();
 // (torch.cuda.max_memory_allocated); -1 in a build without CUDA.
 int64_t cuda_peak_allocated(c10::DeviceIndex device);
 void cuda_reset_peak(c10::DeviceIndex device);
+// The GPU's compute capability, major part (bf16 tensor cores need >= 8, Ampere); -1 in a
+// build without CUDA.
+int cuda_capability_major(c10::DeviceIndex device);
+// Makes `device` this process's current CUDA device (each rank its own GPU, before NCCL and
+// any allocation); nothing in a build without CUDA.
+void cuda_set_device(c10::DeviceIndex device);
 
 // Adam's state of parameter `p`, or null before its first step. The optimizer's state map is
 // keyed by the parameter's TensorImpl pointer in 2.x and by that pointer printed to a string

@@ -1,5 +1,6 @@
 #include "core/compat_process_group.h"
 
+#include "core/compat.h"
 #include "core/error.h"
 
 #ifndef HAMGAN_NO_GLOO
@@ -91,6 +92,13 @@ void ProcessGroup::barrier() {}
 
 #endif
 
+#if !defined(HAMGAN_NO_GLOO) && defined(HAMGAN_HAVE_NCCL) && HAMGAN_TORCH_AT_LEAST(2, 2)
+// NCCL's communicators are torn down explicitly (2.x warns at exit otherwise; 1.13 has no call).
+ProcessGroup::~ProcessGroup() {
+  if (impl_ && impl_->nccl) impl_->nccl->shutdown();
+}
+#else
 ProcessGroup::~ProcessGroup() = default;
+#endif
 
 }  // namespace hamgan::compat

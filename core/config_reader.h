@@ -10,7 +10,9 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hamgan {
@@ -20,6 +22,19 @@ struct ConfigSource {
   std::set<std::string> overridden;    // key paths set on the command line
   YAML::Node resolved = YAML::Node(YAML::NodeType::Map);
 };
+
+// A key whose value is one word of a fixed set, read as an enum: one table lists each value's
+// word, so parsing, printing and messages share it, and a field of enum type accepts no bool or
+// text by accident (`cfg.train.amp = true` does not compile).
+template <class E>
+using Words = std::vector<std::pair<E, std::string>>;
+
+template <class E>
+const std::string& word_of(E value, const Words<E>& words) {
+  for (const auto& w : words)
+    if (w.first == value) return w.second;
+  throw std::logic_error("config word table misses a value");
+}
 
 class ConfigNode {
  public:
@@ -35,6 +50,15 @@ class ConfigNode {
   std::string choice(const std::string& key, const std::string& def,
                      const std::vector<std::string>& allowed);
   std::string string(const std::string& key, const std::string& def);
+  template <class E>
+  E word(const std::string& key, E def, const Words<E>& words) {
+    std::vector<std::string> names;
+    for (const auto& w : words) names.push_back(w.second);
+    const std::string got = choice(key, word_of(def, words), names);
+    for (const auto& w : words)
+      if (w.second == got) return w.first;
+    throw std::logic_error("config word table misses a word");
+  }
   std::vector<int64_t> integers(const std::string& key, const std::vector<int64_t>& def,
                                 int64_t lo = std::numeric_limits<int64_t>::min(),
                                 int64_t hi = std::numeric_limits<int64_t>::max());

@@ -11,6 +11,15 @@
 
 namespace hamgan {
 
+// The order is the one messages list.
+const Words<InitScheme> kInitWords = {
+    {InitScheme::Orthogonal, "orthogonal"}, {InitScheme::Xavier, "xavier"}, {InitScheme::Normal, "normal"}};
+const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSaturating, "nonsaturating"}};
+const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}, {AmpMode::Off, "false"}};
+const Words<DeviceChoice> kDeviceWords = {
+    {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}, {DeviceChoice::Auto, "auto"}};
+const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear, "linear"}};
+
 namespace {
 
 void check_context_resolution(ConfigNode& parent, const std::string& key,
@@ -43,7 +52,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
                                  std::to_string(cfg.model.resolution));
   cfg.model.n_classes = m.integer("n_classes", cfg.model.n_classes, 1, 1 << 20);
   cfg.model.image_channels = m.integer("image_channels", cfg.model.image_channels, 1, 4);
-  cfg.model.init = m.choice("init", cfg.model.init, {"orthogonal", "xavier", "normal"});
+  cfg.model.init = m.word("init", cfg.model.init, kInitWords);
   cfg.model.sn_eps = m.real("sn_eps", cfg.model.sn_eps, 0.0, 1.0);
   cfg.model.bn_eps = m.real("bn_eps", cfg.model.bn_eps, 0.0, 1.0);
   m.finish();
@@ -83,7 +92,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.beta1 = t.real("beta1", cfg.train.beta1, 0.0, 1.0);
   cfg.train.beta2 = t.real("beta2", cfg.train.beta2, 0.0, 1.0);
   cfg.train.n_dis = t.integer("n_dis", cfg.train.n_dis, 1, 100);
-  cfg.train.loss = t.choice("loss", cfg.train.loss, {"hinge", "nonsaturating"});
+  cfg.train.loss = t.word("loss", cfg.train.loss, kLossWords);
   cfg.train.seed = t.integer("seed", cfg.train.seed, 0);
   cfg.train.adam_eps = t.real("adam_eps", cfg.train.adam_eps, 0.0, 1.0);
   // Adam needs beta < 1 and eps > 0 (beta 1 divides by zero in its bias correction; eps 0
@@ -101,15 +110,15 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema_start = t.integer("ema_start", cfg.train.ema_start, 0);
   cfg.train.ema_rampup = t.real("ema_rampup", cfg.train.ema_rampup, 0.0, 1.0);
   cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, 100000);
-  cfg.train.amp = t.choice("amp", cfg.train.amp, {"auto", "true", "false"});
+  cfg.train.amp = t.word("amp", cfg.train.amp, kAmpWords);
   cfg.train.channels_last = t.boolean("channels_last", cfg.train.channels_last);
-  cfg.train.device = t.choice("device", cfg.train.device, {"cpu", "cuda", "auto"});
+  cfg.train.device = t.word("device", cfg.train.device, kDeviceWords);
   cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
   cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);
   cfg.train.checkpoint_every = t.integer("checkpoint_every", cfg.train.checkpoint_every, 0);
   cfg.train.keep_checkpoints = t.integer("keep_checkpoints", cfg.train.keep_checkpoints, 1);
   cfg.train.time_limit_minutes = t.real("time_limit_minutes", cfg.train.time_limit_minutes, 0.0);
-  cfg.train.lr_decay = t.choice("lr_decay", cfg.train.lr_decay, {"none", "linear"});
+  cfg.train.lr_decay = t.word("lr_decay", cfg.train.lr_decay, kLrDecayWords);
   cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
   cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
   t.finish();

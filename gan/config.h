@@ -7,11 +7,23 @@
 
 namespace hamgan {
 
+// The word-valued keys (core/config_reader.h's Words): each enum's words are its YAML values.
+enum class InitScheme { Orthogonal, Xavier, Normal };  // model.init; Normal is N(0, 0.02)
+enum class GanLoss { Hinge, NonSaturating };            // train.loss (gan/train/losses.h)
+enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
+enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
+enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
+extern const Words<InitScheme> kInitWords;
+extern const Words<GanLoss> kLossWords;
+extern const Words<AmpMode> kAmpWords;
+extern const Words<DeviceChoice> kDeviceWords;
+extern const Words<LrDecay> kLrDecayWords;
+
 struct ModelConfig {
   int64_t resolution = 128;      // 32, 64 or 128
   int64_t n_classes = 1000;
   int64_t image_channels = 3;
-  std::string init = "orthogonal";  // orthogonal | xavier | normal (N(0, 0.02))
+  InitScheme init = InitScheme::Orthogonal;
   double sn_eps = 1e-6;
   double bn_eps = 1e-5;
 };
@@ -37,24 +49,24 @@ struct TrainConfig {
   double beta1 = 0.0;
   double beta2 = 0.999;
   int64_t n_dis = 1;
-  std::string loss = "hinge";
+  GanLoss loss = GanLoss::Hinge;
   int64_t seed = 0;
   double adam_eps = 1e-8;
   int64_t accumulate = 1;          // micro-batches per step; each has batch_size / accumulate
   bool ema = true;                 // exponential moving average of G (BigGAN)
   double ema_decay = 0.9999;
   int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
-  std::string amp = "auto";        // bf16 autocast: auto | true | false (gan/train/amp.h)
+  AmpMode amp = AmpMode::Auto;     // bf16 autocast (gan/train/amp.h)
   double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
   int64_t ema_standing_batches = 200;  // BN standing statistics of EMA G over this many batches (0: G's)
   bool channels_last = true;       // NHWC weights and images (gan/models/memory_format.h): faster on CPU and CUDA
-  std::string device = "auto";     // cpu | cuda | auto
+  DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;
   int64_t checkpoint_every = 1000;
   int64_t keep_checkpoints = 3;    // newest K valid checkpoints kept
   double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
-  std::string lr_decay = "none";   // none | linear (gan/train/lr_schedule.h)
+  LrDecay lr_decay = LrDecay::None;
   double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
   bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
 };

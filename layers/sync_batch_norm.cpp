@@ -44,7 +44,9 @@ torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tenso
     double m = o.momentum().value_or(0.0);
     if (bn.num_batches_tracked.defined()) {
       bn.num_batches_tracked += 1;
-      if (!o.momentum()) m = 1.0 / bn.num_batches_tracked.item<double>();  // cumulative average
+      // Cumulative average: only with momentum unset, which training never does (0.1) and
+      // standing statistics avoid (gan/models/standing_stats.cpp gives 1 / n itself).
+      if (!o.momentum()) m = 1.0 / bn.num_batches_tracked.item<double>();
     }
     const torch::Tensor unbiased = var * (n / (n - 1)).to(var.scalar_type());
     bn.running_mean.mul_(1 - m).add_(mean.to(bn.running_mean.scalar_type()), m);

@@ -38,8 +38,12 @@ if "$build/hamgan" --version | grep -q "auto on the CPU: bf16"; then
 else
   class=(train.iterations="${ITERATIONS:-2600}" generator.ch=12 discriminator.ch=12)
 fi
-echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/"
-"$build/hamgan" train --config "$config" --out "$out" --nproc "${NPROC:-2}" \
+# One rank per GPU where there are GPUs (train.device auto trains there): at most their count.
+nproc=${NPROC:-2}
+gpus=$("$build/hamgan" --version | sed -n 's/.*[^0-9]\([0-9][0-9]*\) CUDA device(s) visible.*/\1/p')
+if [ -z "${NPROC:-}" ] && [ -n "$gpus" ] && [ "$gpus" -lt "$nproc" ]; then nproc=$gpus; fi
+echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
+"$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"
 
 if [ "${SCORE:-1}" != 0 ]; then

@@ -133,12 +133,17 @@ TEST(Amp, AutocastScopeCastsConvolutionsAndRestores) {
 }
 
 TEST(Amp, ModeAutoMeansCudaOrNativeCpuBf16) {
-  EXPECT_FALSE(amp_enabled("false", torch::kCPU));
-  EXPECT_TRUE(amp_enabled("true", torch::kCPU));
-  EXPECT_EQ(amp_enabled("auto", torch::kCPU), cpu_has_fast_bf16());
-  EXPECT_TRUE(amp_enabled("auto", torch::Device(torch::kCUDA, 0)));
-  EXPECT_FALSE(amp_enabled("false", torch::Device(torch::kCUDA, 0)));
-  EXPECT_THROW(amp_enabled("yes", torch::kCPU), std::exception);
+  EXPECT_FALSE(amp_enabled(AmpMode::Off, torch::kCPU));
+  EXPECT_TRUE(amp_enabled(AmpMode::On, torch::kCPU));
+  EXPECT_EQ(amp_enabled(AmpMode::Auto, torch::kCPU), cpu_has_fast_bf16());
+  EXPECT_FALSE(amp_enabled(AmpMode::Off, torch::Device(torch::kCUDA, 0)));
+  // Issue 21.4: auto is bf16 only on GPUs that have it (compute capability >= 8: A100, H100),
+  // not on a V100 (7.0) or T4 (7.5).
+  EXPECT_TRUE(amp_auto(torch::Device(torch::kCUDA, 0), 8));
+  EXPECT_TRUE(amp_auto(torch::Device(torch::kCUDA, 1), 9));
+  EXPECT_FALSE(amp_auto(torch::Device(torch::kCUDA, 0), 7));
+  EXPECT_EQ(amp_auto(torch::kCPU, -1), cpu_has_fast_bf16());
+  EXPECT_THROW(parse_config("train: {amp: yes}", "c"), Error);
   EXPECT_TRUE(cpuinfo_has_fast_bf16("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 x\n"));
   EXPECT_TRUE(cpuinfo_has_fast_bf16("flags\t: sse amx_bf16 amx_tile\nflags\t: sse\n"));
   EXPECT_FALSE(cpuinfo_has_fast_bf16("flags\t: fpu avx512f avx512_bf16x avx2\n"));
@@ -165,9 +170,10 @@ TEST(Amp, ModeAutoMeansCudaOrNativeCpuBf16) {
   }
   EXPECT_EQ(cpu_has_fast_bf16(), cpu_isa() == CpuIsa::avx512_bf16);
   // The config key: auto by default, the three words accepted, anything else named.
-  EXPECT_EQ(config_with("none", "none", "auto").train.amp, "auto");
-  EXPECT_EQ(config_with("none", "none", "false").train.amp, "false");
-  EXPECT_EQ(parse_config("train: {}", "c").train.amp, "auto");
+  EXPECT_EQ(config_with("none", "none", "auto").train.amp, AmpMode::Auto);
+  EXPECT_EQ(config_with("none", "none", "false").train.amp, AmpMode::Off);
+  EXPECT_EQ(config_with("none", "none", "true").train.amp, AmpMode::On);
+  EXPECT_EQ(parse_config("train: {}", "c").train.amp, AmpMode::Auto);
   try {
     config_with("none", "none", "bf16");
     ADD_FAILURE() << "amp: bf16 accepted";

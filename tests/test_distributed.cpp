@@ -132,3 +132,24 @@ TEST(Distributed, EnvironmentIsValidated) {
 }
 
 int main(int argc, char** argv) { return hamgan::test::test_main(argc, argv, "HAMGAN_DIST_WORKER", worker); }
+
+// Issue 21.1: `--nproc 2` with train.device auto on a one-GPU machine put both ranks on cuda:0
+// (NCCL: "Duplicate GPU detected"). One rank per GPU now, more ranks than GPUs a clear error;
+// the GPU count is injected, so this runs without one.
+TEST(Distributed, EachRankGetsItsOwnGpuOrAClearError) {
+  EXPECT_EQ(train_device("cuda", 0, 2), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("auto", 1, 2), torch::Device(torch::kCUDA, 1));
+  EXPECT_EQ(train_device("cuda", -1, 2), torch::Device(torch::kCUDA));  // one process: the current GPU
+  EXPECT_EQ(train_device("auto", 1, 0), torch::Device(torch::kCPU));    // no GPU: every rank on the CPU
+  EXPECT_EQ(train_device("cpu", 5, 8), torch::Device(torch::kCPU));
+  for (const char* dev : {"cuda", "auto"}) {
+    std::string e;
+    try {
+      train_device(dev, 1, 1);
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("local rank 1: train.device " + std::string(dev) + " gives each rank"), std::string::npos) << e;
+    EXPECT_NE(e.find("--nproc 1"), std::string::npos) << e;
+  }
+}

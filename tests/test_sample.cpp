@@ -127,6 +127,35 @@ TEST(Sampler, SameImagesForAnyBatchSize) {
   EXPECT_TRUE(warn.str().empty()) << warn.str();
 }
 
+// Issue 21.6: a Hamburger with random initial D drew it from the device's RNG at every
+// forward, so its samples depended on the batch layout (and the device). D of image (class, k)
+// now comes from the seed: the same images for any batch size, and again on a second run.
+TEST(Sampler, HamburgerSamplesDependOnNeitherBatchNorRun) {
+  const std::string ck = test::fresh_dir("test_sample", "ham") + ".pt";
+  test::write_tiny_checkpoint(ck, 10, true, 1,
+                              "model: {resolution: 32, n_classes: 3, image_channels: 1}\n"
+                              "generator: {ch: 8, z_dim: 8, context: {type: ham_nmf, resolution: 16}}\n"
+                              "discriminator: {ch: 4}\n"
+                              "train: {batch_size: 4, device: cpu, ema_standing_batches: 0}\n");
+  const CheckpointData c = load_checkpoint(ck);
+  std::ostringstream warn;
+  sample::SamplerOptions o;
+  o.seed = 5;
+  o.batch = 1;
+  const sample::Sampler one(c, o, warn);
+  o.batch = 4;
+  const sample::Sampler four(c, o, warn);
+  const auto items = sample::make_plan({0, 1, 2}, 7, 0);
+  torch::manual_seed(1);
+  const torch::Tensor a = one.generate(items);
+  torch::manual_seed(2);  // the global RNG no longer matters
+  const torch::Tensor b = four.generate(items);
+  EXPECT_TRUE(test::close(b, a, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::equal(four.generate(items), b));
+  o.seed = 6;  // another seed: other D (and z)
+  EXPECT_FALSE(torch::allclose(sample::Sampler(c, o, warn).generate(items), b));
+}
+
 TEST(Sampler, EmaByDefaultGWithNoEma) {
   const CheckpointData c = load_checkpoint(checkpoint());
   std::ostringstream warn;

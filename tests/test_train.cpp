@@ -61,7 +61,8 @@ TEST(Losses, NonSaturatingMatchesHandComputedValues) {
   EXPECT_NEAR(l.fake.item<double>(), (softplus(-2.0) + softplus(0.3) + softplus(1.0)) / 3, 1e-12);
   EXPECT_NEAR(g_loss(GanLoss::NonSaturating, f).item<double>(),
               (softplus(2.0) + softplus(-0.3) + softplus(-1.0)) / 3, 1e-12);
-  EXPECT_THROW(parse_gan_loss("wasserstein"), Error);
+  EXPECT_EQ(tiny("train.loss=nonsaturating").train.loss, GanLoss::NonSaturating);
+  EXPECT_THROW(tiny("train.loss=wasserstein"), Error);
 }
 
 TEST(Losses, Gradcheck) {
@@ -246,7 +247,7 @@ TEST(LrSchedule, LinearDecayFollowsTheBudgetThatEndsFirst) {
   EXPECT_DOUBLE_EQ(budget_progress(t, 250, 450.0), 0.75);  // 7.5 of 10 min: the clock leads
   EXPECT_DOUBLE_EQ(budget_progress(t, 250, 9999.0), 1.0);
   EXPECT_DOUBLE_EQ(lr_scale(t, 0.9), 1.0);  // lr_decay none
-  t.lr_decay = "linear";
+  t.lr_decay = LrDecay::Linear;
   t.lr_decay_from = 0.6;
   EXPECT_DOUBLE_EQ(lr_scale(t, 0.0), 1.0);
   EXPECT_DOUBLE_EQ(lr_scale(t, 0.6), 1.0);

@@ -15,7 +15,7 @@ namespace hamgan {
 
 void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup) {
   if (iters < 1) fail("--iters: expected >= 1, got ", iters);
-  const torch::Device device = resolve_device(cfg.train.device);
+  const torch::Device device = resolve_device(word_of(cfg.train.device, kDeviceWords));
   Trainer t(cfg, device);
   auto data = std::make_shared<SyntheticDataset>(std::max<int64_t>(1024, t.micro_batch()),
                                                  cfg.model.resolution, cfg.model.image_channels,

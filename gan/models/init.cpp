@@ -4,7 +4,7 @@
 
 namespace hamgan {
 
-void init_weights(torch::nn::Module& m, const std::string& scheme) {
+void init_weights(torch::nn::Module& m, InitScheme scheme) {
   torch::NoGradGuard no_grad;
   for (auto& kv : m.named_parameters()) {
     const std::string& name = kv.key();
@@ -12,10 +12,11 @@ void init_weights(torch::nn::Module& m, const std::string& scheme) {
     const bool is_weight = name.size() >= 6 && (name.rfind("weight") == name.size() - 6 ||
                                                 name.rfind("weight_orig") == name.size() - 11);
     if (!is_weight || p.dim() < 2) continue;
-    if (scheme == "orthogonal") torch::nn::init::orthogonal_(p);
-    else if (scheme == "xavier") torch::nn::init::xavier_uniform_(p);
-    else if (scheme == "normal") torch::nn::init::normal_(p, 0.0, 0.02);
-    else fail("model.init: unknown scheme '", scheme, "' (expected orthogonal, xavier, normal)");
+    switch (scheme) {
+      case InitScheme::Orthogonal: torch::nn::init::orthogonal_(p); break;
+      case InitScheme::Xavier: torch::nn::init::xavier_uniform_(p); break;
+      case InitScheme::Normal: torch::nn::init::normal_(p, 0.0, 0.02); break;
+    }
   }
 }
 

@@ -4,10 +4,10 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <string>
+#include "gan/config.h"  // InitScheme
 
 namespace hamgan {
 
-void init_weights(torch::nn::Module& m, const std::string& scheme);
+void init_weights(torch::nn::Module& m, InitScheme scheme);
 
 }  // namespace hamgan

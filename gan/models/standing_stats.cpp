@@ -22,15 +22,21 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
   std::vector<c10::optional<double>> momentum;
   for (auto* bn : bns) {
     momentum.push_back(bn->options.momentum());
-    bn->options.momentum(c10::nullopt);  // running stat = mean over the batches seen (1 / n)
     bn->reset_running_stats();
     bn->train();
   }
   at::Generator gen = at::detail::createCPUGenerator(o.seed);
+  const auto to_device = [&](const torch::Tensor& t) {  // pinned: the copy does not wait for a GPU
+    return device.is_cuda() ? t.pin_memory().to(device, /*non_blocking=*/true) : t;
+  };
   for (int64_t b = 0; b < o.batches; ++b) {
     const torch::Tensor z = torch::randn({o.batch_size, g.z_dim()}, gen);
     const torch::Tensor y = torch::randint(o.n_classes, {o.batch_size}, gen, torch::kLong);
-    g.forward(z.to(device), y.to(device));
+    // Running stat = mean over the batches seen: factor 1 / (b + 1), given here. With momentum
+    // unset LibTorch's BN computes the same from num_batches_tracked.item(), a host read per BN
+    // layer per batch on a GPU (issue 21.3).
+    for (auto* bn : bns) bn->options.momentum(1.0 / static_cast<double>(b + 1));
+    g.forward(to_device(z), to_device(y));
   }
   for (size_t i = 0; i < bns.size(); ++i) bns[i]->options.momentum(momentum[i]);
   g.eval();

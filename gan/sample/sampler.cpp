@@ -2,7 +2,11 @@
 
 #include <algorithm>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "core/error.h"
+#include "core/splitmix.h"
+#include "layers/context/hamburger.h"
 #include "gan/sample/truncated_normal.h"
 
 namespace hamgan::sample {
@@ -20,6 +24,23 @@ Sampler::Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ost
 
 torch::Tensor Sampler::latent(int64_t cls, int64_t k) const {
   return latent_for(opt_.seed, cls, k, z_dim_, opt_.truncation);
+}
+
+void Sampler::set_item_bases(const std::vector<SampleItem>& items, size_t first, size_t end) const {
+  int64_t module = 0;
+  for (const auto& m : g_->modules(/*include_self=*/false)) {
+    auto* ham = m->as<HamburgerImpl>();
+    if (!ham || !ham->draws_bases()) continue;
+    ++module;
+    std::vector<torch::Tensor> per_item;
+    for (size_t i = first; i < end; ++i) {
+      const uint64_t key = splitmix64(splitmix64(splitmix64(opt_.seed ^ 0x6a6d) ^ static_cast<uint64_t>(items[i].cls)) ^
+                                      (static_cast<uint64_t>(items[i].k) << 8) ^ static_cast<uint64_t>(module));
+      torch::Generator gen = at::detail::createCPUGenerator(key);
+      per_item.push_back(ham->ham().random_bases(ham->groups(), ham->d(), ham->r(), gen, torch::kFloat));
+    }
+    ham->set_next_bases(torch::cat(per_item).to(opt_.device));
+  }
 }
 
 torch::Tensor Sampler::generate(const torch::Tensor& z, const torch::Tensor& y) const {
@@ -46,6 +67,7 @@ void Sampler::for_each_batch(const std::vector<SampleItem>& items,
       zs.push_back(latent(items[i].cls, items[i].k));
       ys.push_back(items[i].cls);
     }
+    set_item_bases(items, b, e);
     fn(b, generate(torch::stack(zs), torch::tensor(ys, torch::kLong)));
   }
 }

@@ -1,6 +1,8 @@
 // A checkpoint's generator ready for sampling: EMA G by default (G with ema = false, or when
 // the checkpoint has no EMA copy, which is reported once), eval mode, inference mode,
-// batched. Latents come from latent_for(seed, class, k), so images do not depend on batch.
+// batched. Latents come from latent_for(seed, class, k), and a Hamburger's random initial D of
+// image (class, k) from a CPU generator seeded by (seed, class, k, module), so images depend on
+// neither the batch nor the device.
 #pragma once
 #include <torch/torch.h>
 
@@ -40,6 +42,9 @@ class Sampler {
   const SamplerOptions& options() const { return opt_; }
 
  private:
+  // Each random-init Hamburger of G gets, for its next forward, the D of items [first, end).
+  void set_item_bases(const std::vector<SampleItem>& items, size_t first, size_t end) const;
+
   SamplerOptions opt_;
   mutable Generator g_{nullptr};
   int64_t z_dim_ = 0, n_classes_ = 0;

@@ -1,15 +1,18 @@
 // train.amp: bf16 autocast of the training forward passes. "auto" turns it on where bf16 is
-// faster than fp32: CUDA, and CPUs with native bf16 (AVX-512 BF16 / AMX), where oneDNN's bf16
-// convolutions run ~2x faster than fp32. "true" forces it on any device, "false" keeps fp32.
+// faster than fp32: CUDA GPUs of compute capability >= 8, and CPUs with native bf16 (AVX-512
+// BF16 / AMX), where oneDNN's bf16 convolutions run ~2x faster than fp32. "true" forces it on any device, "false" keeps fp32.
 // Under autocast, spectral-norm sigma, BN, the losses and the Hamburger's decomposition stay fp32.
 #pragma once
 #include <torch/torch.h>
 
-#include <string>
+#include "gan/config.h"  // AmpMode
 
 namespace hamgan {
 
-// Whether `mode` (auto, true, false) means bf16 autocast on `device`.
-bool amp_enabled(const std::string& mode, const torch::Device& device);
+// Whether `mode` means bf16 autocast on `device` (auto: amp_auto with the GPU's capability).
+bool amp_enabled(AmpMode mode, const torch::Device& device);
+// What `auto` decides: on a CUDA GPU of compute capability >= 8 (Ampere: bf16 tensor cores;
+// older GPUs emulate bf16, slower than fp32), on a CPU with native bf16; else off.
+bool amp_auto(const torch::Device& device, int cuda_capability_major);
 
 }  // namespace hamgan

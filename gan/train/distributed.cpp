@@ -37,11 +37,17 @@ DistEnv dist_env_from_environment() {
   return e;
 }
 
-torch::Device train_device(const std::string& device, int local_rank) {
-  torch::Device d = resolve_device(device);
-  if (d.is_cuda() && local_rank >= 0)
-    d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % torch::cuda::device_count()));
-  return d;
+torch::Device train_device(const std::string& device, int local_rank, int64_t gpus) {
+  const bool injected = gpus >= 0;
+  const torch::Device d = !injected ? resolve_device(device)
+                          : device == "cpu" || (device == "auto" && gpus == 0) ? torch::Device(torch::kCPU)
+                                                                                : torch::Device(torch::kCUDA);
+  if (!d.is_cuda() || local_rank < 0) return d;
+  if (!injected) gpus = static_cast<int64_t>(torch::cuda::device_count());
+  if (local_rank >= gpus)
+    fail("local rank ", local_rank, ": train.device ", device, " gives each rank on a machine its own GPU, and this ",
+         "one has ", gpus, "; start at most ", gpus, " ranks here (--nproc ", gpus, "), or set train.device=cpu");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
 }
 
 int free_loopback_port() {

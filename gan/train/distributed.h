@@ -26,9 +26,11 @@ struct DistEnv {
   bool enabled() const { return world_size > 1; }
 };
 DistEnv dist_env_from_environment();
-// This rank's device: `device` (train.device: cpu, cuda or auto) resolved once; on CUDA a
-// rank (local_rank >= 0) gets GPU local_rank mod the GPU count. local_rank -1: one process.
-torch::Device train_device(const std::string& device, int local_rank = -1);
+// This rank's device: `device` (train.device: cpu, cuda or auto) resolved once. On CUDA each
+// local rank (local_rank >= 0) gets its own GPU, cuda:<local_rank>; more local ranks than GPUs
+// is an error (two ranks on one GPU fail in NCCL's first collective). local_rank -1: one
+// process. `gpus` -1: this machine's count (tests inject one).
+torch::Device train_device(const std::string& device, int local_rank = -1, int64_t gpus = -1);
 // A TCP port on 127.0.0.1 that is free now (for a local rendezvous); hamgan::Error if none.
 int free_loopback_port();
 

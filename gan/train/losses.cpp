@@ -4,12 +4,6 @@
 
 namespace hamgan {
 
-GanLoss parse_gan_loss(const std::string& name) {
-  if (name == "hinge") return GanLoss::Hinge;
-  if (name == "nonsaturating") return GanLoss::NonSaturating;
-  fail("train.loss: expected hinge or nonsaturating, got '", name, "'");
-}
-
 DLoss d_loss(GanLoss type, const torch::Tensor& d_real, const torch::Tensor& d_fake) {
   if (type == GanLoss::Hinge)
     return {torch::relu(1.0 - d_real).mean(), torch::relu(1.0 + d_fake).mean()};

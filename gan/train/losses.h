@@ -5,12 +5,10 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <string>
+#include "gan/config.h"  // GanLoss
 
 namespace hamgan {
 
-enum class GanLoss { Hinge, NonSaturating };
-GanLoss parse_gan_loss(const std::string& name);  // "hinge" | "nonsaturating"
 
 struct DLoss {
   torch::Tensor real, fake;  // the two expectations; L_D = real + fake

@@ -11,7 +11,7 @@ double budget_progress(const TrainConfig& t, int64_t iteration, double elapsed_s
 }
 
 double lr_scale(const TrainConfig& t, double progress) {
-  if (t.lr_decay == "none" || progress <= t.lr_decay_from) return 1.0;
+  if (t.lr_decay == LrDecay::None || progress <= t.lr_decay_from) return 1.0;
   return std::clamp((1.0 - progress) / (1.0 - t.lr_decay_from), 0.0, 1.0);
 }
 

@@ -24,7 +24,7 @@ void Reporter::banner(const Trainer& t, const std::optional<CheckpointData>& res
        << (tc.accumulate > 1 ? " (" + std::to_string(tc.accumulate) + " x " + std::to_string(t.micro_batch()) + ")"
                              : std::string())
        << ", to iteration " << tc.iterations
-       << (tc.lr_decay == "linear"
+       << (tc.lr_decay == LrDecay::Linear
                ? "; lr linear to 0 from " + std::to_string(int(tc.lr_decay_from * 100 + 0.5)) + "% of the budget"
                : std::string())
        << "; output in " << dir.path() << "\n";

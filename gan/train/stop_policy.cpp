@@ -8,8 +8,8 @@
 
 namespace hamgan {
 
-StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp)
-    : limit_s_(time_limit_minutes * 60), dp_(dp) {
+StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp, bool agree_every_step)
+    : limit_s_(time_limit_minutes * 60), dp_(dp), every_step_(agree_every_step) {
   // From the start: a signal while the models build or the data opens (seconds) stops the run
   // after its first step, with a checkpoint, instead of killing it (issue 24).
   if (handle_signals) signals_.emplace();
@@ -17,7 +17,8 @@ StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParal
 
 void StopPolicy::start() { t0_ = clock::now(); }
 
-std::optional<TrainOutcome> StopPolicy::check() {
+std::optional<TrainOutcome> StopPolicy::check(bool report_point) {
+  if (dp_ && !every_step_ && !report_point) return std::nullopt;  // every rank skips the same steps
   elapsed_s_ = std::chrono::duration<double>(clock::now() - t0_).count();
   bool time_up = limit_s_ > 0 && elapsed_s_ > limit_s_;
   int sig = signals_ ? StopOnSignal::requested() : 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/compat.h"
 #include "core/error.h"
 #include "gan/data/dataset.h"
 #include "gan/data/synthetic.h"
@@ -43,7 +44,8 @@ SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device
 void run_train_job(const TrainJob& job, const DistEnv& env) {
   TrainOptions to;
   to.out_dir = job.out_dir;
-  to.device = train_device(job.cfg.train.device, env.enabled() ? env.local_rank : -1);
+  to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1);
+  if (to.device->is_cuda()) compat::cuda_set_device(to.device->index());  // before NCCL and any allocation
   std::unique_ptr<DataParallel> dp;
   if (env.enabled()) {
     dp = std::make_unique<DataParallel>(env, *to.device);

@@ -47,7 +47,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
     : cfg_(cfg),
       device_(device),
       amp_(amp_enabled(cfg.train.amp, device)),
-      loss_(parse_gan_loss(cfg.train.loss)),
+      loss_(cfg.train.loss),
       rng_(at::detail::createCPUGenerator(static_cast<uint64_t>(cfg.train.seed))) {
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
@@ -284,8 +284,10 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const bool lead = !opt.dp || opt.dp->rank() == 0;
   RunDir dir(opt.out_dir, lead);
   Reporter report(cfg, opt.out, lead, opt.dp ? opt.dp->world_size() : 1, hooks.history);
-  StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp);
-  Trainer t(cfg, opt.device ? *opt.device : train_device(tc.device, opt.dp ? opt.dp->local_rank() : -1));
+  const torch::Device device =
+      opt.device ? *opt.device : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1);
+  StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp, /*agree_every_step=*/!device.is_cuda());
+  Trainer t(cfg, device);
   const std::optional<CheckpointData> resumed = dir.resume(cfg, t.device(), report.out());
   if (resumed) t.restore(*resumed);
   report.banner(t, resumed, dir);
@@ -302,8 +304,9 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       report.add(t);
       if (hooks.after_step) hooks.after_step(t);
       const int64_t it = t.iteration();
-      const std::optional<TrainOutcome> stopping = stop.check();
-      if (every(tc.log_every, it) || every(tc.checkpoint_every, it) || stopping) report.report(t, stop, dir);
+      const bool report_point = every(tc.log_every, it) || every(tc.checkpoint_every, it);
+      const std::optional<TrainOutcome> stopping = stop.check(report_point);
+      if (report_point || stopping) report.report(t, stop, dir);
       if (every(tc.sample_every, it)) dir.save_grid(t);
       if (every(tc.checkpoint_every, it)) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
       if (stopping) {

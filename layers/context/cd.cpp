@@ -20,9 +20,11 @@ torch::Tensor CD::final_coef(const torch::Tensor& x, const torch::Tensor& bases,
   // Eq. 14's closed form; D^T D + beta I is positive definite for beta > 0.
   const torch::Tensor bt = bases.transpose(1, 2);
   const torch::Tensor eye = torch::eye(bases.size(2), bases.options());
-  // torch::linalg_solve (the ATen op) rather than torch::linalg::solve: LibTorch 2.x dropped
-  // the torch::linalg C++ namespace; the op is the same in 1.13 and 2.x.
-  return torch::linalg_solve(torch::bmm(bt, bases) + opt_.beta * eye, torch::bmm(bt, x), /*left=*/true);
+  // The ATen op (LibTorch 2.x dropped the torch::linalg C++ namespace), in its _ex form without
+  // error checks: linalg_solve reads `info` on the host on every forward, a device sync on CUDA
+  // (issue 21.3), and the matrix is positive definite by construction.
+  return std::get<0>(torch::linalg_solve_ex(torch::bmm(bt, bases) + opt_.beta * eye, torch::bmm(bt, x),
+                                            /*left=*/true, /*check_errors=*/false));
 }
 
 std::shared_ptr<const Decomposition> parse_cd(ConfigNode& node) {

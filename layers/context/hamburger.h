@@ -47,6 +47,9 @@ class HamburgerImpl : public ContextModuleImpl {
   void reseed(uint64_t seed);
   int64_t d() const { return d_; }
   int64_t r() const { return r_; }
+  int64_t groups() const { return opt_.groups; }
+  // Whether each forward draws a fresh D (init random): a sampler hands it per-image D instead.
+  bool draws_bases() const { return opt_.init == HamInit::random; }
   const Decomposition& ham() const { return *opt_.ham; }
 
   SNConv2d lower{nullptr}, upper{nullptr};

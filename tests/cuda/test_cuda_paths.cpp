@@ -85,7 +85,7 @@ TEST_F(Cuda, AutocastBf16) {
   }
   EXPECT_EQ(torch::conv2d(x, w).scalar_type(), torch::kFloat);  // restored on exit
   Config cfg = tiny("ham_nmf");
-  cfg.train.amp = true;
+  cfg.train.amp = AmpMode::On;
   Trainer t(cfg, kGpu);
   ASSERT_TRUE(t.amp());
   auto data = std::make_shared<SyntheticDataset>(16, 32, 1, 3, 7);
@@ -117,7 +117,7 @@ TEST_F(Cuda, CheckpointsPortableAndResumeExact) {
   EXPECT_TRUE(test::identical(on_cpu(state_dict(*b.g())), next));
 
   Config cpu_cfg = cfg;
-  cpu_cfg.train.device = "cpu";
+  cpu_cfg.train.device = DeviceChoice::Cpu;
   Trainer c(cpu_cfg, torch::kCPU);
   c.restore(load_checkpoint(dir + "/a.pt", torch::kCPU));
   Trainer c_gpu(cfg, kGpu);
