@@ -378,3 +378,54 @@ TEST(NothingLost, ABenchmarkWithFailedCasesFails) {
   EXPECT_NE(out.find("self_attention: 1 channels are too few"), std::string::npos) << out;  // the row stays
   EXPECT_NE(out.find("cases failed (the rows above say why)"), std::string::npos) << out;
 }
+
+// 24.8: resuming with another data.path or batch size said "loader: start position epoch 0
+// batch 20: expected batch in [0, 12)"; it names the data set's size and the keys to check.
+TEST(NothingLost, ALoaderPositionThatDoesNotFitNamesTheKeys) {
+  DataConfig dc;
+  dc.format = "folder";
+  dc.path = image_folder("resume_data", 12, 0);  // 24 images: 6 batches of 4 an epoch
+  LoaderOptions lo;
+  lo.batch_size = 4;
+  lo.workers = 1;
+  const std::string e = test::error_of([&] { Loader(open_dataset(dc, 32, 3), lo, LoaderState{0, 20}); });
+  for (const char* part : {"the checkpoint stopped at batch 20 of epoch 0", "6 batches per epoch", "24 images",
+                           "data.path, train.batch_size or the rank count differ", "config.yaml"})
+    EXPECT_NE(e.find(part), std::string::npos) << part << ": " << e;
+}
+
+namespace {
+// MeanNet that deletes `victim` the first time it sees images: a training run pruning the
+// checkpoint `fid --run` is about to score.
+struct PruningNet : MeanNet {
+  std::string victim;
+  mutable bool done = false;
+  metrics::FeatureOutput features(const torch::Tensor& p, bool l) const override {
+    if (!done) fs::remove(victim), done = true;
+    return MeanNet::features(p, l);
+  }
+};
+}  // namespace
+
+// 24.8: `fid --run` while `train` pruned the run reported the deleted checkpoints as damaged.
+TEST(NothingLost, ACheckpointPrunedWhileScoringIsNotDamaged) {
+  const std::string run = fresh("pruned_run");
+  fs::create_directories(run + "/checkpoints");
+  for (int64_t it : {10, 20}) test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", it), it, true, 1,
+                                                          test::tiny_checkpoint_yaml());
+  PruningNet net;
+  net.victim = checkpoint_path(run + "/checkpoints", 20);
+  eval::Reference ref;
+  ref.stats.mu = torch::zeros({1}, torch::kDouble);
+  ref.stats.sigma = torch::eye(1, torch::kDouble);
+  ref.no_kid_why = "no real features";
+  eval::RunScoreOptions o;
+  o.run_dir = run;
+  o.n = 4;
+  std::ostringstream log;
+  std::vector<std::string> damaged;
+  const auto rows = eval::score_run(o, ref, net, log, &damaged);
+  EXPECT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(damaged.empty()) << log.str();
+  EXPECT_NE(log.str().find("was deleted before it was scored (pruned by training?)"), std::string::npos) << log.str();
+}
