@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
+
 namespace hamgan {
 
 struct ConfigSource {
@@ -34,6 +36,17 @@ const std::string& word_of(E value, const Words<E>& words) {
   for (const auto& w : words)
     if (w.first == value) return w.second;
   throw std::logic_error("config word table misses a value");
+}
+
+// `text` (a command-line flag's value) as one of `words`; the error names `what` and the words.
+template <class E>
+E word_from(const std::string& what, const std::string& text, const Words<E>& words) {
+  std::string names;
+  for (const auto& w : words) {
+    if (w.second == text) return w.first;
+    names += (names.empty() ? "" : ", ") + w.second;
+  }
+  fail(what, " '", text, "': expected one of {", names, "}");
 }
 
 class ConfigNode {

@@ -19,6 +19,9 @@ const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}
 const Words<DeviceChoice> kDeviceWords = {
     {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}, {DeviceChoice::Auto, "auto"}};
 const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear, "linear"}};
+const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
+                                            {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},
+                                            {DataFormat::Auto, "auto"}};
 
 namespace {
 
@@ -124,7 +127,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   t.finish();
 
   ConfigNode dt = top.child("data");
-  cfg.data.format = dt.choice("format", cfg.data.format, {"fmnist", "cifar10", "folder", "packed"});
+  cfg.data.format = dt.word("format", cfg.data.format, kDataFormatWords);
   cfg.data.path = dt.string("path", cfg.data.path);
   dt.finish();
 

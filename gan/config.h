@@ -13,11 +13,13 @@ enum class GanLoss { Hinge, NonSaturating };            // train.loss (gan/train
 enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
+enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format; auto: from data.path
 extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<LrDecay> kLrDecayWords;
+extern const Words<DataFormat> kDataFormatWords;
 
 struct ModelConfig {
   int64_t resolution = 128;      // 32, 64 or 128
@@ -58,7 +60,7 @@ struct TrainConfig {
   int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
   AmpMode amp = AmpMode::Auto;     // bf16 autocast (gan/train/amp.h)
   double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
-  int64_t ema_standing_batches = 200;  // BN standing statistics of EMA G over this many batches (0: G's)
+  int64_t ema_standing_batches = 16;  // BN standing statistics of EMA G over this many batches (0: G's); BigGAN's 16
   bool channels_last = true;       // NHWC weights and images (gan/models/memory_format.h): faster on CPU and CUDA
   DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
@@ -72,7 +74,7 @@ struct TrainConfig {
 };
 
 struct DataConfig {
-  std::string format = "fmnist";
+  DataFormat format = DataFormat::Fmnist;
   std::string path = "/usr/share/datasets/fashion-mnist";
 };
 

@@ -26,6 +26,7 @@ torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tenso
   // One value per channel over all ranks has no variance (torch's BN refuses it too). Only
   // a rank with a single local value can be in that case, so only it pays the host sync;
   // then every rank is (global count < 2 means every local count is 1) and all fail alike.
+  // host read: only for a 1 x C x 1 x 1 local batch, never in a GAN's step.
   if (x.numel() / c == 1 && n.item<double>() < 2)
     fail("sync_batch_norm: expected more than 1 value per channel over all ranks when training, got input ",
          x.sizes(), " on every rank");
@@ -46,6 +47,7 @@ torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tenso
       bn.num_batches_tracked += 1;
       // Cumulative average: only with momentum unset, which training never does (0.1) and
       // standing statistics avoid (gan/models/standing_stats.cpp gives 1 / n itself).
+      // host read: only then.
       if (!o.momentum()) m = 1.0 / bn.num_batches_tracked.item<double>();
     }
     const torch::Tensor unbiased = var * (n / (n - 1)).to(var.scalar_type());

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 
 #include "core/error.h"
@@ -184,12 +185,18 @@ torch::Tensor ClassifierExtractor::prepare(const torch::Tensor& images) const {
   const ClassifierOptions& o = info_.options;
   torch::Tensor x = images.to(torch::kFloat);
   if (x.size(1) != o.channels) x = o.channels == 1 ? x.mean(1, true) : x.expand({-1, 3, -1, -1});
-  if (x.size(2) != o.resolution || x.size(3) != o.resolution)
+  if (x.size(2) != o.resolution || x.size(3) != o.resolution) {
+    std::call_once(warned_size_, [&] {
+      std::cerr << "warning: the classifier " << identity_ << " sees " << o.resolution << "x" << o.resolution
+                << " images; these are " << x.size(2) << "x" << x.size(3)
+                << ", resized (train one at their size: `hamgan classifier train -c CONFIG` uses the GAN's)\n";
+    });
     x = F::interpolate(x, F::InterpolateFuncOptions()
                               .size(std::vector<int64_t>{o.resolution, o.resolution})
                               .mode(torch::kBilinear)
                               .align_corners(false)
                               .antialias(x.size(2) > o.resolution || x.size(3) > o.resolution));
+  }
   return (x * 2 - 1).contiguous();
 }
 

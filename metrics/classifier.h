@@ -10,6 +10,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,7 @@ class ClassifierExtractor : public FeatureNet {
   torch::Device device_;
   std::string identity_;
   mutable DomainClassifier net_{nullptr};  // forward is logically const (eval mode)
+  mutable std::once_flag warned_size_;      // images of another size: said once (issue 25)
 };
 
 }  // namespace hamgan::metrics

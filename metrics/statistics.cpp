@@ -33,7 +33,7 @@ void StatsAccumulator::add(const torch::Tensor& features) {
 
 GaussianStats StatsAccumulator::finish() const {
   if (n_ < 2) fail("statistics: need at least 2 samples for a covariance, got ", n_);
-  return {mean_.clone(), m2_ / static_cast<double>(n_ - 1), n_, ""};
+  return {mean_.clone(), m2_ / static_cast<double>(n_ - 1), n_, "", ""};
 }
 
 GaussianStats compute_stats(const torch::Tensor& features) {
@@ -42,19 +42,35 @@ GaussianStats compute_stats(const torch::Tensor& features) {
   return acc.finish();
 }
 
+namespace {
+
+// Text in an .npz: its character codes as float64 (numpy reads every array kind; text does not).
+torch::Tensor codes_of(const std::string& text) {
+  return torch::tensor(std::vector<double>(text.begin(), text.end()), torch::kDouble);
+}
+
+std::string text_of(const std::map<std::string, torch::Tensor>& a, const std::string& key, const std::string& path) {
+  std::string out;
+  if (!a.count(key)) return out;
+  const torch::Tensor c = a.at(key).flatten().to(torch::kDouble).contiguous();
+  const double* v = c.data_ptr<double>();
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    if (!(v[i] >= 32 && v[i] < 127) || v[i] != static_cast<int>(v[i]))
+      fail(path, ": '", key, "' is not text (character codes 32..126)");
+    out += static_cast<char>(v[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 GaussianStats load_stats(const std::string& path) {
   const auto a = npz::read(path);
   for (const char* k : {"mu", "sigma"})
     if (!a.count(k)) fail(path, ": no array '", k, "' (pytorch-fid statistics need mu and sigma)");
-  GaussianStats s{a.at("mu"), a.at("sigma"), 0, ""};
-  if (a.count("feature_net")) {
-    const torch::Tensor c = a.at("feature_net").flatten();
-    for (int64_t i = 0; i < c.numel(); ++i) {
-      const double v = c[i].item<double>();
-      if (!(v >= 32 && v < 127) || v != static_cast<int>(v)) fail(path, ": 'feature_net' is not a name (character codes 32..126)");
-      s.net += static_cast<char>(v);
-    }
-  }
+  GaussianStats s{a.at("mu"), a.at("sigma"), 0, "", ""};
+  s.net = text_of(a, "feature_net", path);
+  s.images = text_of(a, "images", path);
   const int64_t d = s.mu.numel();
   if (s.mu.dim() != 1 || s.sigma.dim() != 2 || s.sigma.size(0) != d || s.sigma.size(1) != d)
     fail(path, ": mu of shape ", s.mu.sizes(), " and sigma of shape ", s.sigma.sizes(), ", expected [d] and [d, d]");
@@ -85,10 +101,8 @@ void validate_stats(const GaussianStats& s, const std::string& what) {
 
 void save_stats(const std::string& path, const GaussianStats& s) {
   std::map<std::string, torch::Tensor> a = {{"mu", s.mu}, {"sigma", s.sigma}};
-  if (!s.net.empty()) {
-    std::vector<double> codes(s.net.begin(), s.net.end());
-    a["feature_net"] = torch::tensor(codes, torch::kDouble);
-  }
+  if (!s.net.empty()) a["feature_net"] = codes_of(s.net);
+  if (!s.images.empty()) a["images"] = codes_of(s.images);
   npz::write(path, a);
 }
 

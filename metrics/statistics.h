@@ -13,6 +13,7 @@ struct GaussianStats {
   torch::Tensor sigma;  // [d, d] float64
   int64_t n = 0;
   std::string net;  // the feature network's identity (FeatureNet::identity; "" = Inception)
+  std::string images;  // which images (e.g. "300 of 1500 images, class-balanced ..."); "" = not recorded
 };
 
 class StatsAccumulator {

@@ -101,7 +101,7 @@ TEST(BadInputs, FullDiskIsAnErrorAndLeavesNoPartialFiles) {
   EXPECT_FALSE(fs::exists(grid));
   // .npz statistics and appended lines the same way.
   const std::string npz = fresh("disk_npz") + ".npz";
-  metrics::GaussianStats st{torch::zeros({4}, torch::kDouble), torch::eye(4, torch::kDouble), 2, ""};
+  metrics::GaussianStats st{torch::zeros({4}, torch::kDouble), torch::eye(4, torch::kDouble), 2, "", ""};
   io::inject_write_failure(ENOSPC, 10);
   expect_names(test::error_of([&] { metrics::save_stats(npz, st); }), {npz, "No space left"});
   io::inject_write_failure(0);
@@ -195,7 +195,7 @@ TEST(BadInputs, GzipBombInFashionMnistStopsAtTheDeclaredSize) {
   for (int i = 0; i < 64; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));  // 64 MB
   gzclose(f);
   DataConfig dc;
-  dc.format = "fmnist";
+  dc.format = DataFormat::Fmnist;
   dc.path = dir;
   expect_names(test::error_of([&] { open_dataset(dc, 32, 1); }),
                {img, "more than the 7856 bytes its IDX header declares"});

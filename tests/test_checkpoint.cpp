@@ -134,9 +134,19 @@ TEST(Checkpoint, ModelChangingConfigOnResumeIsRejected) {
     run(tiny("generator.ch=8"), dir);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'generator' section"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("generator.ch: checkpoint 4, now 8"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(run(tiny("model.n_classes=4"), dir), Error);
+  // Every differing key is named, and the run's config.yaml as what to resume with (issue 25).
+  try {
+    run(tiny("model.n_classes=4 discriminator.ch=8"), dir);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("in 2 keys"), std::string::npos) << w;
+    EXPECT_NE(w.find("model.n_classes: checkpoint 3, now 4"), std::string::npos) << w;
+    EXPECT_NE(w.find("discriminator.ch: checkpoint 4, now 8"), std::string::npos) << w;
+    EXPECT_NE(w.find("-c " + dir + "/config.yaml"), std::string::npos) << w;
+  }
   // A safe change (more iterations, another log interval) resumes.
   EXPECT_EQ(run(tiny("train.iterations=4 train.log_every=2"), dir).iteration, 4);
 }

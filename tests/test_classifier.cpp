@@ -8,12 +8,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/classifier/train_classifier.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/fid_csv.h"
+#include "gan/eval/reference.h"
 #include "gan/eval/score_run.h"
 #include "io/decode.h"
 #include "io/image.h"
@@ -199,7 +201,7 @@ TEST(ClassifierStats, OtherNetworksStatisticsAreRefused) {
   EXPECT_NE(e.find("cannot be compared"), std::string::npos) << e;
   // pytorch-fid statistics (no feature_net) are Inception's.
   const std::string incep = fresh("inception_stats") + ".npz";
-  metrics::save_stats(incep, {torch::zeros({8}, torch::kDouble), torch::eye(8, torch::kDouble), 0, ""});
+  metrics::save_stats(incep, {torch::zeros({8}, torch::kDouble), torch::eye(8, torch::kDouble), 0, "", ""});
   EXPECT_TRUE(metrics::load_stats(incep).net.empty());
   e = test::error_of([&] { fid_cli({"--real", incep, "--fake", real, "--features", clf, "--threads", "1"}); });
   EXPECT_NE(e.find("Inception-v3"), std::string::npos) << e;
@@ -457,4 +459,82 @@ TEST(ClassifierCli, TrainsOnAFolderAndKeepsExistingOutput) {
   const std::string e = test::error_of([&] { test::run_cli(cli::classifier, "classifier", args); });
   EXPECT_NE(e.find(out + ": exists"), std::string::npos) << e;
   EXPECT_EQ(fs::last_write_time(out), before);
+}
+
+// Issue 25: `-n` over an ImageNet-style folder (synset-named class directories, files sorted
+// class by class) draws from every class, for `--images` and `--data` alike, and `fid stats`
+// stores which images it used; the first n by path held 2 of the 10 classes.
+TEST(ReferenceSubset, DashNOverATenClassFolderDrawsFromEveryClass) {
+  const Bands bands(60, 3);
+  const torch::Tensor u8 = bands.images();
+  const std::string dir = fresh("synsets");
+  for (int64_t i = 0; i < 60; ++i) {
+    const fs::path d = fs::path(dir) / ("n0144" + std::to_string(1000 + i / 6));  // 10 classes, 6 images each
+    fs::create_directories(d);
+    write_png((d / (std::to_string(1000 + i) + ".png")).string(), u8[i].permute({1, 2, 0}).contiguous());
+  }
+  std::string described;
+  const auto files = eval::chosen_images(dir, 20, /*at_most=*/false, /*seed=*/0, &described);
+  ASSERT_EQ(files.size(), 20u);
+  std::map<std::string, int> per_class;
+  for (const auto& f : files) ++per_class[fs::path(f).parent_path().filename().string()];
+  EXPECT_EQ(per_class.size(), 10u) << described;
+  for (const auto& kv : per_class) EXPECT_EQ(kv.second, 2) << kv.first;
+  EXPECT_NE(described.find("class-balanced (2 per class, 10 classes)"), std::string::npos) << described;
+  EXPECT_EQ(eval::chosen_images(dir, 20, false, 0), files) << "the same seed draws the same subset";
+  EXPECT_NE(eval::chosen_images(dir, 20, false, 1), files) << "another seed draws another";
+
+  // The folder as a data source: the labels of the images whose features come back.
+  const metrics::ClassifierExtractor net(tiny_classifier(), torch::kCPU);
+  eval::ReferenceOptions o;
+  o.format = DataFormat::Folder;
+  o.n = 20;
+  o.resolution = net.info().options.resolution, o.channels = net.info().options.channels;
+  const metrics::Features f = eval::data_features(dir, o, net, false, &described);
+  ASSERT_EQ(f.pool.size(0), 20);
+  EXPECT_TRUE(torch::equal(torch::bincount(f.labels, {}, 10), torch::full({10}, 2, torch::kLong))) << f.labels;
+  EXPECT_NE(described.find("class-balanced (2 per class, 10 classes)"), std::string::npos) << described;
+
+  // fid stats stores the choice with the statistics.
+  const std::string npz = fresh("synsets_stats") + ".npz";
+  test::run_cli(cli::fid, "fid", {"stats", "--images", dir, "-n", "20", "--out", npz, "--features", tiny_classifier(),
+                                  "--threads", "1"});
+  EXPECT_NE(metrics::load_stats(npz).images.find("class-balanced (2 per class, 10 classes)"), std::string::npos);
+}
+
+// Issue 25: `classifier train -c CONFIG` of a 128 px RGB GAN trains the classifier at 128x128x3,
+// the size the GAN's samples have (not the 32 px default), and scoring images of another size
+// with it says so.
+TEST(ClassifierCli, ConfigOfA128PxGanSetsTheClassifiersResolution) {
+  const torch::Tensor small = Bands(12, 5).images();  // 1 x 16 x 16
+  const torch::Tensor u8 = torch::nn::functional::interpolate(
+                               small.to(torch::kFloat), torch::nn::functional::InterpolateFuncOptions()
+                                                            .size(std::vector<int64_t>{128, 128})
+                                                            .mode(torch::kNearest))
+                               .expand({-1, 3, -1, -1})
+                               .to(torch::kUInt8);
+  const std::string data = png_dir("cli_data128", u8, torch::arange(12) % 3);
+  const std::string dir = fresh("cli_cfg128");
+  fs::create_directories(dir);
+  const std::string cfg = dir + "/gan.yaml";
+  std::ofstream(cfg) << "base: " << std::getenv("HAMGAN_SOURCE_DIR") << "/configs/imagenet128_hamgan.yaml\n"
+                     << "model: {n_classes: 3}\ndata: {format: folder, path: " << data << "}\n";
+  const std::string out = dir + "/clf.pt";
+  const std::string printed = test::run_cli(
+      cli::classifier, "classifier",
+      {"train", "-c", cfg, "--out", out, "--epochs", "1", "--batch", "6", "--width", "4", "--feature-dim", "8",
+       "--threads", "1"});
+  metrics::ClassifierInfo info;
+  metrics::load_classifier(out, &info);
+  EXPECT_EQ(info.options.resolution, 128) << printed;
+  EXPECT_EQ(info.options.channels, 3);
+  EXPECT_EQ(info.options.n_classes, 3);
+  // 32 px images through it: resized, with one warning.
+  const metrics::ClassifierExtractor net(out, torch::kCPU);
+  testing::internal::CaptureStderr();
+  (void)net.prepare(torch::rand({2, 3, 32, 32}));
+  (void)net.prepare(torch::rand({2, 3, 32, 32}));
+  const std::string warned = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warned.find("sees 128x128 images; these are 32x32"), std::string::npos) << warned;
+  EXPECT_EQ(warned.find("warning", warned.find("warning") + 1), std::string::npos) << "warned twice: " << warned;
 }

@@ -108,6 +108,9 @@ TEST(Config, ShippedConfigsLoad) {
 // it resolved to before presets inherited (issue 20): tests/fixtures/presets_resolved/NAME.yaml
 // is `hamgan info -c configs/NAME.yaml` of the pre-`base:` tree (fmnist32_ham_nmf.yaml, then
 // identical to fmnist32_hamgan.yaml, was dropped). Each fixture has its preset and vice versa.
+// Deliberate changes since (issue 25): ema_standing_batches' default 200 -> 16 everywhere; the
+// ImageNet presets' BigGAN schedule (ema_start 20000, grids and checkpoints every 2000, log
+// every 100); the new imagenet128_cpu_smoke.
 TEST(Config, EveryPresetResolvesAsBefore) {
   namespace fs = std::filesystem;
   std::set<std::string> presets, fixtures;

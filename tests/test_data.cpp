@@ -114,7 +114,7 @@ TEST(Fmnist, MatchesGzipNumpyAndPadding) {
 TEST(Folder, MatchesPILAndSkipsBadFiles) {
   set_jpeg_decoder(JpegDecoder::libjpeg);
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = oracle_path("tree");
   const auto valid = get(ref(), "folder.valid"), labels = get(ref(), "folder.labels");
   for (int64_t C : {3, 1}) {
@@ -140,7 +140,7 @@ TEST(Folder, MatchesPILAndSkipsBadFiles) {
 TEST(Folder, StbJpegDecoderIsClose) {
   set_jpeg_decoder(JpegDecoder::stb);
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = oracle_path("tree");
   auto d = open_dataset(dc, 16, 3);
   const auto valid = get(ref(), "folder.valid"), r = get(ref(), "folder.rgb");
@@ -178,7 +178,7 @@ TEST(ImageFiles, OneListingForDataAndFid) {
 
 TEST(Folder, ErrorsAtStart) {
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = oracle_path("tree_empty");
   const std::string e = error_of([&] { open_dataset(dc, 16, 3); });
   EXPECT_NE(e.find("b_empty"), std::string::npos) << e;
@@ -186,13 +186,13 @@ TEST(Folder, ErrorsAtStart) {
   dc.path = oracle_path("no_such_dir");
   EXPECT_NE(error_of([&] { open_dataset(dc, 16, 3); }).find("no such directory"),
             std::string::npos);
-  dc.format = "fmnist";
+  dc.format = DataFormat::Fmnist;
   EXPECT_NE(error_of([&] { open_dataset(dc, 16, 3); }).find("no_such_dir"), std::string::npos);
 }
 
 TEST(Folder, LoaderCountsSkipped) {
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = oracle_path("tree");
   auto d = open_dataset(dc, 16, 3);
   LoaderOptions o;
@@ -206,9 +206,9 @@ TEST(Folder, LoaderCountsSkipped) {
 
 TEST(Cifar10, MatchesRecords) {
   DataConfig dc;
-  dc.format = "cifar10";
+  dc.format = DataFormat::Cifar10;
   dc.path = oracle_path("cifar");
-  EXPECT_EQ(detect_format(dc.path), "cifar10");
+  EXPECT_EQ(detect_format(dc.path), DataFormat::Cifar10);
   auto d32 = open_dataset(dc, 32, 3);
   auto d16 = open_dataset(dc, 16, 3);
   ASSERT_EQ(d32->size(), 30);
@@ -237,10 +237,10 @@ TEST(Packed, RoundTripAndRerun) {
   EXPECT_TRUE(r.finished);
   EXPECT_FALSE(fs::exists(out + ".partial"));
   DataConfig dc;
-  dc.format = "cifar10";
+  dc.format = DataFormat::Cifar10;
   dc.path = po.source;
   auto src = open_dataset(dc, 16, 3);
-  dc.format = "packed";
+  dc.format = DataFormat::Packed;
   dc.path = out;
   auto pk = open_dataset(dc, 16, 3);
   ASSERT_EQ(pk->size(), src->size());

@@ -235,7 +235,7 @@ std::string image_folder(const std::string& name, int good, int junk) {
 TEST(NothingLost, UndecodableImagesAreLeftOutOfStatisticsAndCounted) {
   const std::string dir = image_folder("undecodable", 3, 2);
   eval::ReferenceOptions o;
-  o.format = "folder";
+  o.format = DataFormat::Folder;
   o.resolution = 32;
   o.channels = 3;
   o.batch = 4;
@@ -321,7 +321,7 @@ TEST(NothingLost, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
 TEST(NothingLost, MostlyUndecodableTrainingDataIsAnError) {
   const std::string dir = image_folder("mostly_junk", 2, 30);
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = dir;
   LoaderOptions lo;
   lo.batch_size = 2;
@@ -383,7 +383,7 @@ TEST(NothingLost, ABenchmarkWithFailedCasesFails) {
 // batch 20: expected batch in [0, 12)"; it names the data set's size and the keys to check.
 TEST(NothingLost, ALoaderPositionThatDoesNotFitNamesTheKeys) {
   DataConfig dc;
-  dc.format = "folder";
+  dc.format = DataFormat::Folder;
   dc.path = image_folder("resume_data", 12, 0);  // 24 images: 6 batches of 4 an epoch
   LoaderOptions lo;
   lo.batch_size = 4;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -156,13 +157,18 @@ torch::Tensor CheckpointData::rng_state(const std::string& name) const {
   return *t;
 }
 
-Generator load_generator(const CheckpointData& c, bool ema, torch::Device device) {
+Generator load_generator(const CheckpointData& c, bool ema, torch::Device device, int64_t standing_batches) {
   Generator g(c.config.model, c.config.generator);
   c.load_module(ema && c.has_ema ? "g_ema" : "g", *g);
   g->to(device);
   // Checkpoints written before standing statistics hold the live G's BN statistics.
-  if (ema && c.has_ema && c.ema_standing == 0 && c.config.train.ema_standing_batches > 0)
-    accumulate_standing_stats(*g, standing_stats_options(c.config));
+  const bool missing = c.ema_standing == 0 && c.config.train.ema_standing_batches > 0;
+  if (ema && c.has_ema && (missing || standing_batches > 0)) {
+    StandingStatsOptions o = standing_stats_options(c.config);
+    if (standing_batches > 0) o.batches = standing_batches;
+    o.say = [](const std::string& w) { std::cerr << w << std::endl; };
+    accumulate_standing_stats(*g, o);
+  }
   g->eval();
   return g;
 }

@@ -58,8 +58,10 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c);
 // `device`). Any damage: hamgan::Error naming the file.
 CheckpointData load_checkpoint(const std::string& path, torch::Device device = torch::kCPU);
 // G (or EMA G when `ema` and the checkpoint has one) rebuilt from the stored config, eval mode.
-// An EMA G stored without standing statistics gets them here (train.ema_standing_batches).
-Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU);
+// An EMA G stored without standing statistics gets them here (train.ema_standing_batches);
+// standing_batches > 0 re-estimates them over that many batches whatever is stored.
+Generator load_generator(const CheckpointData& c, bool ema, torch::Device device = torch::kCPU,
+                         int64_t standing_batches = 0);
 
 std::string checkpoint_path(const std::string& dir, int64_t iteration);
 // Checkpoint files in `dir` (ckpt_<iteration>.pt), newest (highest iteration) first;

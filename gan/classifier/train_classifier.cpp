@@ -99,14 +99,17 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
   }
   if (!test && (held.empty() || opt.holdout >= 1))
     fail("classifier train: holdout ", opt.holdout, " of ", train->size(), " images leaves no held-out or no training images");
-  if (static_cast<int64_t>(fit.size()) < opt.batch)
-    fail("classifier train: ", fit.size(), " training images, fewer than one batch of ", opt.batch);
+  // A small folder (a first try of one's data) trains in one batch of all its images; BN
+  // needs two.
+  if (fit.size() < 2) fail("classifier train: ", fit.size(), " training images; expected at least 2");
+  const int64_t batch = std::min<int64_t>(opt.batch, static_cast<int64_t>(fit.size()));
+  if (batch < opt.batch) log << "note: " << fit.size() << " training images: batch " << batch << " instead of " << opt.batch << "\n";
   res.n_train = static_cast<int64_t>(fit.size());
   res.n_test = test ? test->size() : static_cast<int64_t>(held.size());
   res.test_split = test ? "test split" : "held-out split";
 
   torch::optim::Adam adam(res.net->parameters(), torch::optim::AdamOptions(opt.lr));
-  const int64_t steps_per_epoch = res.n_train / opt.batch, total = steps_per_epoch * opt.epochs;
+  const int64_t steps_per_epoch = res.n_train / batch, total = steps_per_epoch * opt.epochs;
   auto gen = at::detail::createCPUGenerator(opt.seed ^ 0x636c6173736966ull);  // "classif"
   const torch::Tensor fit_t = torch::tensor(fit, torch::kLong);
   const auto t0 = std::chrono::steady_clock::now();
@@ -116,9 +119,9 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
     const torch::Tensor order = fit_t.index_select(0, torch::randperm(res.n_train, gen));
     double loss_sum = 0;
     for (int64_t b = 0; b < steps_per_epoch; ++b, ++step) {
-      auto [x, y] = read_batch(*train, order.data_ptr<int64_t>() + b * opt.batch, opt.batch, opt.workers);
+      auto [x, y] = read_batch(*train, order.data_ptr<int64_t>() + b * batch, batch, opt.workers);
       if (opt.flip) {  // drawn for the whole batch, so the stream does not depend on skipped images
-        const torch::Tensor flip = (torch::rand({opt.batch}, gen) < 0.5).view({-1, 1, 1, 1});
+        const torch::Tensor flip = (torch::rand({batch}, gen) < 0.5).view({-1, 1, 1, 1});
         x = torch::where(flip.narrow(0, 0, x.size(0)), x.flip({3}), x);
       }
       if (x.size(0) == 0) continue;  // every image of this batch was undecodable

@@ -23,8 +23,7 @@ int classifier_train(int argc, char** argv) {
                      "and class accuracy); prints its accuracy on the source's test split or a held-out split");
   o.add_options()("data", "data source (fmnist/cifar10 directory, ImageFolder, packed file; default: the config's)",
                   cxxopts::value<std::string>())(
-      "format", "data source format (fmnist, cifar10, folder, packed; default: the config's, else detect)",
-      cxxopts::value<std::string>())("out", "classifier file to write", cxxopts::value<std::string>())(
+"out", "classifier file to write", cxxopts::value<std::string>())(
       "c,config", "GAN config: its data source, model.resolution and model.image_channels are the defaults",
       cxxopts::value<std::string>())(
       "resolution", "image size the classifier sees: the GAN's (default: the config's, else 32)",
@@ -42,6 +41,7 @@ int classifier_train(int argc, char** argv) {
   add_seed_option(o, "initial weights, order and flips");
   add_threads_option(o);
   add_workers_option(o);
+  add_format_option(o, "--data (default: the config's)");
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
@@ -57,12 +57,12 @@ int classifier_train(int argc, char** argv) {
     const Config cfg = load_config(r["config"].as<std::string>());
     dc = cfg.data, res = cfg.model.resolution, ch = cfg.model.image_channels;
   }
-  if (r.count("data")) dc.path = r["data"].as<std::string>(), dc.format = "";
-  if (r.count("format")) dc.format = r["format"].as<std::string>();
-  if (dc.format.empty() || dc.format == "auto") dc.format = detect_format(dc.path);
+  if (r.count("data")) dc.path = r["data"].as<std::string>(), dc.format = DataFormat::Auto;
+  if (r.count("format")) dc.format = format_of(r);
+  dc.format = resolve_format(dc.format, dc.path);
   if (r.count("resolution")) res = r["resolution"].as<int64_t>();
   if (r.count("channels")) ch = r["channels"].as<int64_t>();
-  if (ch == 0) ch = dc.format == "fmnist" ? 1 : 3;
+  if (ch == 0) ch = dc.format == DataFormat::Fmnist ? 1 : 3;
 
   ClassifierTrainOptions opt;
   opt.epochs = r["epochs"].as<int64_t>();
@@ -78,7 +78,7 @@ int classifier_train(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   auto train = open_dataset(dc, res, ch);
   auto test = open_test_split(dc, res, ch);
-  std::cerr << "training a classifier on " << dc.path << " (" << dc.format << ", " << train->size() << " images, "
+  std::cerr << "training a classifier on " << dc.path << " (" << word_of(dc.format, kDataFormatWords) << ", " << train->size() << " images, "
             << train->num_classes() << " classes, " << res << "x" << res << "x" << ch << "), " << opt.epochs
             << " epochs\n";
   ClassifierTrainResult t = train_classifier(train, test, opt, std::cerr);

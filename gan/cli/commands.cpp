@@ -79,6 +79,15 @@ int threads_of(const cxxopts::ParseResult& r) {
 
 void set_threads(const cxxopts::ParseResult& r) { hamgan::set_threads(threads_of(r)); }
 
+void add_format_option(cxxopts::Options& o, const std::string& of) {
+  o.add_options()("format", "format of " + of + ": fmnist, cifar10, folder, packed or auto (detected from the path)",
+                  cxxopts::value<std::string>()->default_value("auto"));
+}
+
+DataFormat format_of(const cxxopts::ParseResult& r) {
+  return word_from("--format", r["format"].as<std::string>(), kDataFormatWords);
+}
+
 void add_seed_option(cxxopts::Options& o, const std::string& what) {
   o.add_options()("seed", what, cxxopts::value<uint64_t>()->default_value("0"));
 }

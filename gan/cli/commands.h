@@ -40,6 +40,9 @@ void add_workers_option(cxxopts::Options& o);
 void add_device_option(cxxopts::Options& o);
 void add_seed_option(cxxopts::Options& o, const std::string& what);
 int64_t workers_of(const cxxopts::ParseResult& r);
+// --format (data.format's words; default auto: detected from the path); `of` names what it reads.
+void add_format_option(cxxopts::Options& o, const std::string& of);
+DataFormat format_of(const cxxopts::ParseResult& r);
 
 int info(int argc, char** argv);
 int prepare(int argc, char** argv);

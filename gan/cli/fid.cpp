@@ -25,14 +25,13 @@ void add_common(cxxopts::Options& o) {
       "n,count", "use the first N images (sorted by path); 0 = all. With --checkpoint/--run: samples to draw "
            "(default eval.fid_n of the config, 10000)", cxxopts::value<int64_t>()->default_value("0"))(
       "c,config", "config whose eval.inception names the weights", cxxopts::value<std::string>())(
-      "format", "data source format of --data/--real (fmnist, cifar10, folder, packed; default: detect)",
-      cxxopts::value<std::string>())(
       "resolution", "read data sources at this resolution (default: the classifier's, the checkpoint's, else 32)",
       cxxopts::value<int64_t>())(
       "channels", "read data sources with 1 or 3 channels (default: the classifier's, else 1 for fmnist, else 3)",
       cxxopts::value<int64_t>()->default_value("0"));
   add_threads_option(o);
   add_workers_option(o);
+  add_format_option(o, "--data / --real");
   add_device_option(o);
 }
 
@@ -48,7 +47,7 @@ eval::FidJob common_job(const cxxopts::ParseResult& r) {
   j.device = resolve_device(r["device"].as<std::string>(), "--device");
   j.batch = r["batch"].as<int64_t>();
   j.n = r["n"].as<int64_t>();
-  j.format = text(r, "format");
+  j.format = format_of(r);
   if (r.count("resolution")) j.resolution = r["resolution"].as<int64_t>();
   j.channels = r["channels"].as<int64_t>();
   j.workers = static_cast<int>(workers_of(r));

@@ -14,10 +14,10 @@ namespace hamgan::cli {
 
 namespace {
 
-int bench(const cxxopts::ParseResult& r, const std::string& src, const std::string& format,
+int bench(const cxxopts::ParseResult& r, const std::string& src, DataFormat format,
           int64_t res, int64_t ch) {
   DataConfig dc;
-  dc.format = format.empty() ? detect_format(src) : format;
+  dc.format = resolve_format(format, src);
   dc.path = src;
   const auto t_open = std::chrono::steady_clock::now();
   auto data = open_dataset(dc, res, ch);
@@ -33,7 +33,7 @@ int bench(const cxxopts::ParseResult& r, const std::string& src, const std::stri
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("bench: %s (%s, %lld images) open %.2f s; %lld batches of %lld at %lldx%lldx%lld "
               "with %lld workers: %.2f s, %.0f images/s\n",
-              src.c_str(), dc.format.c_str(), static_cast<long long>(data->size()), open_s,
+              src.c_str(), word_of(dc.format, kDataFormatWords).c_str(), static_cast<long long>(data->size()), open_s,
               static_cast<long long>(n), static_cast<long long>(lo.batch_size),
               static_cast<long long>(ch), static_cast<long long>(res),
               static_cast<long long>(res), static_cast<long long>(lo.workers), s,
@@ -50,13 +50,12 @@ int prepare(int argc, char** argv) {
       "out", "packed file to write", cxxopts::value<std::string>())(
       "resolution", "image side", cxxopts::value<int64_t>()->default_value("128"))(
       "channels", "1 or 3", cxxopts::value<int64_t>()->default_value("3"))(
-      "format", "fmnist | cifar10 | folder | packed (default: detected from --data)",
-      cxxopts::value<std::string>()->default_value(""))(
       "jpeg-decoder", "libjpeg | stb", cxxopts::value<std::string>()->default_value("libjpeg"))(
       "bench", "instead of writing: time N loader batches from --data",
       cxxopts::value<int64_t>()->default_value("0"))(
       "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"));
   add_workers_option(opts);
+  add_format_option(opts, "--data");
   add_threads_option(opts);
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
@@ -65,7 +64,8 @@ int prepare(int argc, char** argv) {
   const std::string dec = r["jpeg-decoder"].as<std::string>();
   if (dec != "libjpeg" && dec != "stb") fail("--jpeg-decoder '", dec, "': expected libjpeg or stb");
   set_jpeg_decoder(dec == "stb" ? JpegDecoder::stb : JpegDecoder::libjpeg);
-  const std::string src = r["data"].as<std::string>(), format = r["format"].as<std::string>();
+  const std::string src = r["data"].as<std::string>();
+  const DataFormat format = format_of(r);
   const int64_t res = r["resolution"].as<int64_t>(), ch = r["channels"].as<int64_t>();
   if (r["bench"].as<int64_t>() > 0) return bench(r, src, format, res, ch);
   if (!r.count("out")) fail("--out: required (the packed file to write)");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "core/device.h"
@@ -14,6 +15,7 @@
 #include "gan/sample/image_folder.h"
 #include "gan/sample/sampler.h"
 #include "gan/sample/truncated_normal.h"
+#include "io/atomic_file.h"
 #include "io/png.h"
 
 namespace hamgan::cli {
@@ -24,7 +26,9 @@ void add_sample_options(cxxopts::Options& o) {
   add_seed_option(o, "latent seed: image k of class c always gets the same z");
   o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
       "truncation", "redraw latent entries with |z| > T (0 = none, else >= 0.01)", cxxopts::value<double>()->default_value("0"))(
-      "no-ema", "sample with G instead of the EMA generator");
+      "no-ema", "sample with G instead of the EMA generator")(
+      "standing-batches", "re-estimate the EMA generator's BN standing statistics over N batches (0: the checkpoint's)",
+      cxxopts::value<int64_t>()->default_value("0"));
 }
 
 sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
@@ -33,6 +37,7 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   s.truncation = r["truncation"].as<double>();
   sample::check_truncation(s.truncation);  // before any checkpoint is read
   s.ema = r.count("no-ema") == 0;
+  s.standing_batches = r["standing-batches"].as<int64_t>();
   s.batch = r["batch"].as<int64_t>();
   s.device = resolve_device(r["device"].as<std::string>(), "--device");
   return s;
@@ -90,6 +95,13 @@ int sample_cmd(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     std::cout << "wrote " << items.size() << " images of " << classes.size() << " classes to " << out << " ("
               << (s.uses_ema() ? "EMA G" : "G") << ", iteration " << ck.iteration << ")\n";
+    // The run's class names (synsets) beside the numbered class directories (issue 25).
+    if (const std::string names = sample::run_classes_file(ck.path); !names.empty()) {
+      std::ifstream in(names);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      io::write_file_atomically((fs::path(out) / "classes.txt").string(), text);
+      std::cout << "class names: " << (fs::path(out) / "classes.txt").string() << " (directory name, class name)\n";
+    }
   }
   if (r.count("grid")) {
     write_png(r["grid"].as<std::string>(), sample::class_grid(s, classes, r["cols"].as<int64_t>()));

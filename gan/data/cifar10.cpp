@@ -40,6 +40,7 @@ class Cifar10 : public Dataset {
   const std::vector<std::string>& class_names() const override { return names_; }
   int64_t resolution() const override { return res_; }
   int64_t channels() const override { return ch_; }
+  int32_t label(int64_t index) const override { return labels_[static_cast<size_t>(index)]; }
   bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
     const uint8_t* src = data_.data() + index * 3072;
     label = labels_[index];

@@ -22,9 +22,15 @@ class Dataset {
   virtual int64_t resolution() const = 0;
   virtual int64_t channels() const = 0;
   // Writes image `index` as channels x resolution x resolution uint8 (CHW) into `pixels`
-  // and returns its label. Returns false (after one warning naming the file) when the
+  // and returns its label. Returns false (after one warning naming the file; a packed file
+  // warns once at open with the count) when the
   // image cannot be decoded; the loader then skips it and counts it.
   virtual bool get(int64_t index, uint8_t* pixels, int32_t& label) const = 0;
+  // Image `index`'s label without decoding it: kLabelUnknown where a source cannot tell (subsets
+  // are then uniform instead of class-balanced, gan/data/subset.h), kLabelUndecodable for an
+  // image known to be undecodable (a packed file records them).
+  static constexpr int32_t kLabelUnknown = -1, kLabelUndecodable = -2;
+  virtual int32_t label(int64_t) const { return kLabelUnknown; }
 };
 
 // Opens the configured source (data.format / data.path), converting to `resolution` and

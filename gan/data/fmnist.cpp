@@ -95,6 +95,7 @@ class Fmnist : public Dataset {
   const std::vector<std::string>& class_names() const override { return names_; }
   int64_t resolution() const override { return res_; }
   int64_t channels() const override { return ch_; }
+  int32_t label(int64_t index) const override { return labels_[8 + static_cast<size_t>(index)]; }
   bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
     const uint8_t* src = images_.data() + 16 + index * 784;
     label = labels_[8 + index];

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/phase_progress.h"
 #include "gan/data/sources.h"
 #include "io/decode.h"
 
@@ -24,6 +25,9 @@ class Folder : public Dataset {
     std::sort(classes.begin(), classes.end());
     if (classes.empty())
       fail("data.path '", root, "': no class directories (expected an ImageFolder tree)");
+    // ImageNet's 1000 directories take a while on a cold disk: progress once it is slow (issue 25).
+    PhaseProgress progress([](const std::string& w) { std::cerr << w << std::endl; }, "scanning " + root,
+                           static_cast<int64_t>(classes.size()), "class directories");
     for (const auto& cdir : classes) {
       std::vector<std::string> files = list_images(cdir.string());  // fails when it holds none
       const auto label = static_cast<int32_t>(names_.size());
@@ -32,12 +36,14 @@ class Folder : public Dataset {
         files_.push_back(std::move(f));
         labels_.push_back(label);
       }
+      progress.add();
     }
   }
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
   const std::vector<std::string>& class_names() const override { return names_; }
   int64_t resolution() const override { return res_; }
   int64_t channels() const override { return ch_; }
+  int32_t label(int64_t index) const override { return labels_[static_cast<size_t>(index)]; }
   bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
     label = labels_[index];
     Image im;

@@ -10,19 +10,23 @@ namespace fs = std::filesystem;
 
 namespace hamgan {
 
-std::string detect_format(const std::string& path) {
+DataFormat detect_format(const std::string& path) {
   if (!fs::exists(path)) fail("data path '", path, "': does not exist");
   if (fs::is_regular_file(path)) {
     char magic[8] = {};
     std::ifstream(path, std::ios::binary).read(magic, 8);
-    if (std::memcmp(magic, kPackedMagic, 8) == 0) return "packed";
+    if (std::memcmp(magic, kPackedMagic, 8) == 0) return DataFormat::Packed;
     fail("data path '", path, "': a file that is not a packed dataset (wrong magic)");
   }
-  if (fs::exists(path + "/train-images-idx3-ubyte.gz")) return "fmnist";
+  if (fs::exists(path + "/train-images-idx3-ubyte.gz")) return DataFormat::Fmnist;
   if (fs::exists(path + "/data_batch_1.bin") ||
       fs::exists(path + "/cifar-10-batches-bin/data_batch_1.bin"))
-    return "cifar10";
-  return "folder";
+    return DataFormat::Cifar10;
+  return DataFormat::Folder;
+}
+
+DataFormat resolve_format(DataFormat format, const std::string& path) {
+  return format == DataFormat::Auto ? detect_format(path) : format;
 }
 
 std::shared_ptr<Dataset> open_dataset(const DataConfig& data, int64_t resolution,
@@ -31,13 +35,14 @@ std::shared_ptr<Dataset> open_dataset(const DataConfig& data, int64_t resolution
     fail("model.resolution ", resolution, ": expected 8..1024 for a dataset");
   if (channels != 1 && channels != 3)
     fail("model.image_channels ", channels, ": expected 1 or 3");
-  const std::string f =
-      (data.format.empty() || data.format == "auto") ? detect_format(data.path) : data.format;
-  if (f == "fmnist") return open_fmnist(data.path, resolution, channels);
-  if (f == "cifar10") return open_cifar10(data.path, resolution, channels);
-  if (f == "folder") return open_folder(data.path, resolution, channels);
-  if (f == "packed") return open_packed(data.path, resolution, channels);
-  fail("data.format '", f, "': expected fmnist, cifar10, folder or packed");
+  switch (resolve_format(data.format, data.path)) {
+    case DataFormat::Fmnist: return open_fmnist(data.path, resolution, channels);
+    case DataFormat::Cifar10: return open_cifar10(data.path, resolution, channels);
+    case DataFormat::Folder: return open_folder(data.path, resolution, channels);
+    case DataFormat::Packed: return open_packed(data.path, resolution, channels);
+    case DataFormat::Auto: break;
+  }
+  throw std::logic_error("resolve_format returned auto");
 }
 
 }  // namespace hamgan

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "gan/config.h"
+
 namespace hamgan {
 
 constexpr char kPackedMagic[8] = {'H', 'G', 'A', 'N', 'P', 'A', 'C', 'K'};
@@ -46,7 +48,8 @@ PackedLayout packed_layout(const PackedHeader& h, size_t header_bytes);
 uint64_t packed_chunk_checksum(const uint8_t* base, const PackedLayout& l, int64_t c);
 
 struct PrepareOptions {
-  std::string source, format;  // format "" : detected from the path
+  std::string source;
+  DataFormat format = DataFormat::Auto;  // Auto: detected from the path
   std::string out;
   int64_t resolution = 32, channels = 3, chunk = 256;
   int threads = 0;              // 0: hardware concurrency

@@ -31,6 +31,13 @@ class Packed : public Dataset {
     if (h_.data_checksum == 0)
       fail(file, ": incomplete (no data checksum; was `hamgan prepare` interrupted?)");
     verify();
+    // One line for all of them, with their exact count (issue 25: a warning per image, repeated
+    // by every rank between progress lines, and a count that disagreed with it).
+    int64_t undecodable = 0;
+    for (int64_t i = 0; i < h_.count; ++i) undecodable += label(i) == kLabelUndecodable;
+    if (undecodable > 0)
+      std::cerr << "warning: " << file << ": " << undecodable << " of " << h_.count
+                << " images were undecodable in the source when prepared; they are skipped\n";
     if (h_.resolution != resolution || h_.channels != channels)
       fail(file, ": holds ", h_.channels, "x", h_.resolution, "x", h_.resolution,
            " images, the config asks for ", channels, "x", resolution, "x", resolution,
@@ -40,16 +47,15 @@ class Packed : public Dataset {
   const std::vector<std::string>& class_names() const override { return h_.class_names; }
   int64_t resolution() const override { return h_.resolution; }
   int64_t channels() const override { return h_.channels; }
+  int32_t label(int64_t index) const override {
+    int32_t y;
+    std::memcpy(&y, map_->data() + l_.label_off + 4 * index, 4);
+    return y < 0 ? kLabelUndecodable : y;
+  }
   bool get(int64_t index, uint8_t* pixels, int32_t& label) const override {
     const uint8_t* base = map_->data();
     std::memcpy(&label, base + l_.label_off + 4 * index, 4);
-    if (label < 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (warned_.insert(index).second)
-        std::cerr << "warning: " << file_ << ": image " << index
-                  << " was undecodable in the source when prepared; skipped\n";
-      return false;
-    }
+    if (label < 0) return false;  // undecodable when prepared: counted once at open
     std::memcpy(pixels, base + l_.pixel_off + index * l_.image_bytes, l_.image_bytes);
     return true;
   }
@@ -80,8 +86,6 @@ class Packed : public Dataset {
   std::unique_ptr<MappedFile> map_;
   PackedHeader h_;
   PackedLayout l_;
-  mutable std::mutex mu_;
-  mutable std::unordered_set<int64_t> warned_;
 };
 
 }  // namespace

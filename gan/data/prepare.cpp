@@ -42,11 +42,11 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   if (opt.channels != 1 && opt.channels != 3)
     fail("--channels ", opt.channels, ": expected 1 or 3");
   if (opt.chunk <= 0) fail("chunk ", opt.chunk, ": expected > 0");
-  const std::string format = opt.format.empty() ? detect_format(opt.source) : opt.format;
   DataConfig dc;
-  dc.format = format;
+  dc.format = resolve_format(opt.format, opt.source);
   dc.path = opt.source;
-  const std::string source = format + ":" + fs::absolute(opt.source).lexically_normal().string();
+  const std::string source =
+      word_of(dc.format, kDataFormatWords) + ":" + fs::absolute(opt.source).lexically_normal().string();
 
   if (fs::is_directory(opt.out))
     fail("--out ", opt.out, ": is a directory; expected the path of the packed file to write (e.g. ",

@@ -22,7 +22,9 @@ std::shared_ptr<Dataset> open_folder(const std::string& dir, int64_t resolution,
 std::shared_ptr<Dataset> open_packed(const std::string& file, int64_t resolution,
                                      int64_t channels);
 
-// "fmnist", "cifar10", "packed" or "folder" from what is at `path`; error if nothing is.
-std::string detect_format(const std::string& path);
+// Fmnist, Cifar10, Packed or Folder from what is at `path`; error if nothing is.
+DataFormat detect_format(const std::string& path);
+// `format` itself, or (Auto) detected from `path`.
+DataFormat resolve_format(DataFormat format, const std::string& path);
 
 }  // namespace hamgan

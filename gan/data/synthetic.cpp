@@ -20,11 +20,15 @@ SyntheticDataset::SyntheticDataset(int64_t size, int64_t resolution, int64_t cha
   for (int64_t c = 0; c < classes; ++c) names_.push_back("class" + std::to_string(c));
 }
 
-bool SyntheticDataset::get(int64_t index, uint8_t* pixels, int32_t& label) const {
+int32_t SyntheticDataset::label(int64_t index) const {
   if (index < 0 || index >= size_)
     fail("synthetic dataset: index ", index, " out of range [0, ", size_, ")");
+  return static_cast<int32_t>(mix(seed_ ^ mix(static_cast<uint64_t>(index))) % names_.size());
+}
+
+bool SyntheticDataset::get(int64_t index, uint8_t* pixels, int32_t& label) const {
+  label = this->label(index);
   const uint64_t h = mix(seed_ ^ mix(static_cast<uint64_t>(index)));
-  label = static_cast<int32_t>(h % names_.size());
   // A class-dependent stripe pattern plus per-pixel hash noise: learnable, yet cheap.
   const int64_t r = resolution_, period = 2 + label % 7;
   for (int64_t c = 0; c < channels_; ++c)

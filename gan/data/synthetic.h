@@ -14,6 +14,7 @@ class SyntheticDataset : public Dataset {
   int64_t resolution() const override { return resolution_; }
   int64_t channels() const override { return channels_; }
   bool get(int64_t index, uint8_t* pixels, int32_t& label) const override;
+  int32_t label(int64_t index) const override;
 
  private:
   int64_t size_, resolution_, channels_;

@@ -8,11 +8,10 @@ namespace hamgan {
 namespace fs = std::filesystem;
 
 std::shared_ptr<Dataset> open_test_split(const DataConfig& data, int64_t resolution, int64_t channels) {
-  const std::string f =
-      (data.format.empty() || data.format == "auto") ? detect_format(data.path) : data.format;
-  if (f == "fmnist" && fs::exists(data.path + "/t10k-images-idx3-ubyte.gz"))
+  const DataFormat f = resolve_format(data.format, data.path);
+  if (f == DataFormat::Fmnist && fs::exists(data.path + "/t10k-images-idx3-ubyte.gz"))
     return open_fmnist_split(data.path, resolution, channels, true);
-  if (f == "cifar10" && (fs::exists(data.path + "/test_batch.bin") ||
+  if (f == DataFormat::Cifar10 && (fs::exists(data.path + "/test_batch.bin") ||
                          fs::exists(data.path + "/cifar-10-batches-bin/test_batch.bin")))
     return open_cifar10_split(data.path, resolution, channels, true);
   return nullptr;

@@ -8,14 +8,17 @@
 
 namespace hamgan::eval {
 
-metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
-                                         int64_t batch, int workers, std::shared_ptr<std::vector<int64_t>> labels,
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, std::vector<int64_t> indices,
+                                         const metrics::FeatureNet& net, int64_t batch, int workers,
+                                         std::shared_ptr<std::vector<int64_t>> labels,
                                          std::shared_ptr<int64_t> skipped) {
   if (batch < 1 || workers < 1) fail("dataset batches: batch and workers must be >= 1");
-  const int64_t total = n > 0 ? n : data->size();
-  if (total > data->size()) fail("-n ", n, ": the data source has only ", data->size(), " images");
+  const int64_t total = indices.empty() ? data->size() : static_cast<int64_t>(indices.size());
+  for (const int64_t i : indices)
+    if (i < 0 || i >= data->size()) fail("dataset batches: image ", i, " out of range [0, ", data->size(), ")");
   auto next = std::make_shared<int64_t>(0);
-  return [data, total, &net, batch, workers, next, labels, skipped]() -> torch::Tensor {
+  auto index = std::make_shared<const std::vector<int64_t>>(std::move(indices));
+  return [data, index, total, &net, batch, workers, next, labels, skipped]() -> torch::Tensor {
     while (*next < total) {
       const int64_t b = *next, e = std::min(total, b + batch);
       *next = e;
@@ -28,7 +31,8 @@ metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t 
       for (int64_t s = b; s < e; s += per)
         jobs.push_back(std::async(std::launch::async, [&, s]() {
           for (int64_t i = s; i < std::min(e, s + per); ++i)  // get() reports a failure itself
-            ok[static_cast<size_t>(i - b)] = data->get(i, px[i - b].data_ptr<uint8_t>(), y[static_cast<size_t>(i - b)]);
+            ok[static_cast<size_t>(i - b)] = data->get(index->empty() ? i : (*index)[static_cast<size_t>(i)],
+                                                       px[i - b].data_ptr<uint8_t>(), y[static_cast<size_t>(i - b)]);
         }));
       for (auto& j : jobs) j.get();
       // An undecodable image is left out and counted, never a black image in a statistic.

@@ -1,5 +1,5 @@
 // Any training data source (fmnist, cifar10, folder, packed: gan/data) as Inception batches,
-// for reference statistics and real features: the first n images in dataset order.
+// for reference statistics and real features: the images `indices` (gan/data/subset.h).
 #pragma once
 #include <memory>
 #include <vector>
@@ -9,10 +9,11 @@
 
 namespace hamgan::eval {
 
-// The returned batches keep `data` alive and reference `net`. n <= 0: all images. When
+// The returned batches keep `data` alive and reference `net`. indices empty: all images. When
 // `labels` is given, each batch's labels are appended to it. Images that cannot be decoded are
 // left out (get() warns about each) and counted in `skipped` when given.
-metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, int64_t n, const metrics::FeatureNet& net,
+metrics::PreparedBatches dataset_batches(std::shared_ptr<Dataset> data, std::vector<int64_t> indices,
+                                         const metrics::FeatureNet& net,
                                          int64_t batch, int workers,
                                          std::shared_ptr<std::vector<int64_t>> labels = nullptr,
                                          std::shared_ptr<int64_t> skipped = nullptr);

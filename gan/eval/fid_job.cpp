@@ -86,8 +86,8 @@ double report_class_accuracy(const metrics::Features& f, const metrics::FeatureN
 }
 
 metrics::Features features_of(const std::string& dir, const metrics::FeatureNet& net, const FidJob& j,
-                              bool want_logits) {
-  const auto files = list_images(dir, j.n);
+                              bool want_logits, std::string* described = nullptr) {
+  const auto files = chosen_images(dir, j.n, /*at_most=*/false, /*seed=*/0, described);
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
       net, metrics::image_batches(files, net, j.batch, j.workers), want_logits);
@@ -192,21 +192,29 @@ void fid_stats(const FidJob& j) {
   const auto net = make_net(j);
   const bool domain = net->n_classes() > 0;
   metrics::Features f;
+  std::string described;  // which images: stored with the statistics (issue 25)
   if (!j.images.empty()) {
-    f = features_of(j.images, *net, j, domain);
+    f = features_of(j.images, *net, j, domain, &described);
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    f = data_features(j.data, reference_options(j, j.n, nullptr, *net), *net, domain);
+    f = data_features(j.data, reference_options(j, j.n, nullptr, *net), *net, domain, &described);
     const double s = seconds_since(t0);
     std::cerr << j.data << ": " << f.pool.size(0) << " images in " << std::fixed << std::setprecision(2) << s
               << " s (" << f.pool.size(0) / s << " images/s)\n";
   }
   metrics::GaussianStats st = metrics::compute_stats(f.pool);
   st.net = net->identity();
+  st.images = described;
   metrics::save_stats(j.out, st);
   std::cout << "wrote " << j.out << " (" << f.pool.size(0) << " images, " << metrics::describe_feature_net(st.net)
             << ")\n";
-  report_class_accuracy(f, *net, !j.images.empty() ? j.images : j.data);
+  // The statistics are the result; class accuracy of the real images only informs (a folder
+  // with classes the classifier does not know still gets its statistics, issue 25).
+  try {
+    report_class_accuracy(f, *net, !j.images.empty() ? j.images : j.data);
+  } catch (const Error& e) {
+    std::cout << "class accuracy: none (" << e.what() << ")\n";
+  }
 }
 
 void fid_score(const FidJob& j) {

@@ -29,7 +29,7 @@ struct FidJob {
   int64_t batch = 50;
   int64_t n = 0;       // images (first N sorted by path; 0 all) or, with checkpoint/run, samples (0: eval.fid_n)
   int64_t real_n = 0;  // with checkpoint/run: real images (0: as many as samples, or all if fewer)
-  std::string format;  // data source format ("" = detect)
+  DataFormat format = DataFormat::Auto;  // data source format of --data / --real
   std::optional<int64_t> resolution;
   int64_t channels = 0;  // 0: the classifier's, else 1 for fmnist, else 3
   int workers = 2;

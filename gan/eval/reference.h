@@ -2,15 +2,18 @@
 // image directory or of a data source (then KID is possible too).
 #pragma once
 #include <string>
+#include <vector>
 
+#include "gan/config.h"
 #include "metrics/extract.h"
 #include "metrics/statistics.h"
 
 namespace hamgan::eval {
 
 struct ReferenceOptions {
-  std::string format;   // data source format ("" = detect): fmnist | cifar10 | folder | packed
-  int64_t n = 0;        // first n real images (0 = all)
+  DataFormat format = DataFormat::Auto;  // data source format (Auto: detected from the path)
+  int64_t n = 0;        // n real images (0 = all): a class-balanced subset of a data source
+  uint64_t subset_seed = 0;  // which subset (the same by default, so statistics compare)
   bool at_most = false; // n is an upper bound: fewer images are fine (else an error)
   int64_t resolution = 32, channels = 0;  // data sources are read at this size (channels 0: 1 for fmnist, else 3)
   int64_t batch = 50;
@@ -28,7 +31,15 @@ bool is_npz(const std::string& path);
 // flat), or a data source directory/file.
 Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::FeatureNet& net);
 // Features (and labels; logits when asked) of a data source (`hamgan fid stats --data`).
+// The image files under `dir`, n of them (0: all; more than there are: an error unless
+// `at_most`) class-balanced over its class subdirectories, else uniformly, from `seed`;
+// the choice is printed and described in `described`.
+std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool at_most, uint64_t seed,
+                                       std::string* described = nullptr);
+// With -n below the source's size the images are a class-balanced subset (gan/data/subset.h),
+// printed and described in `described`.
 metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
-                                const metrics::FeatureNet& net, bool want_logits = false);
+                                const metrics::FeatureNet& net, bool want_logits = false,
+                                std::string* described = nullptr);
 
 }  // namespace hamgan::eval

@@ -100,8 +100,9 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
     plot_run(opt.run_dir);
     log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid;
     if (net.n_classes() > 0) log << ", class accuracy " << metrics::format_class_accuracy(sc.class_acc);
-    else log << ", IS " << sc.is;
-    log << ", KID " << sc.kid << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
+    else if (std::isfinite(sc.is)) log << ", IS " << sc.is;
+    if (std::isfinite(sc.kid)) log << ", KID " << sc.kid;  // none against an .npz reference
+    log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
         << std::defaultfloat << std::flush;
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";

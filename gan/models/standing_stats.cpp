@@ -29,6 +29,8 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
   const auto to_device = [&](const torch::Tensor& t) {  // pinned: the copy does not wait for a GPU
     return device.is_cuda() ? t.pin_memory().to(device, /*non_blocking=*/true) : t;
   };
+  PhaseProgress progress(o.say, "standing statistics of the EMA generator", o.batches,
+                         "batches of " + std::to_string(o.batch_size));
   for (int64_t b = 0; b < o.batches; ++b) {
     const torch::Tensor z = torch::randn({o.batch_size, g.z_dim()}, gen);
     const torch::Tensor y = torch::randint(o.n_classes, {o.batch_size}, gen, torch::kLong);
@@ -37,6 +39,7 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
     // layer per batch on a GPU (issue 21.3).
     for (auto* bn : bns) bn->options.momentum(1.0 / static_cast<double>(b + 1));
     g.forward(to_device(z), to_device(y));
+    progress.add();
   }
   for (size_t i = 0; i < bns.size(); ++i) bns[i]->options.momentum(momentum[i]);
   g.eval();

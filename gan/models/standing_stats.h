@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 
+#include "core/phase_progress.h"
+
 #include "gan/models/generator.h"
 
 namespace hamgan {
@@ -17,6 +19,7 @@ struct StandingStatsOptions {
   int64_t batch_size = 64;
   int64_t n_classes = 1;
   uint64_t seed = 0;  // z ~ N(0, I) and uniform classes from this seed: reproducible
+  PhaseProgress::Say say;  // progress lines when it takes long (core/phase_progress.h)
 };
 
 void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o);

@@ -52,4 +52,19 @@ std::string sample_path(const std::string& dir, int64_t cls, int64_t k) {
   return (fs::path(dir) / c / f).string();
 }
 
+std::string classes_text(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t c = 0; c < names.size(); ++c) {
+    const std::string dir = fs::path(sample_path("", static_cast<int64_t>(c), 0)).parent_path().string();
+    out += dir + " " + names[c] + "\n";
+  }
+  return out;
+}
+
+std::string run_classes_file(const std::string& checkpoint) {
+  const fs::path f = fs::absolute(checkpoint).parent_path().parent_path() / "classes.txt";
+  std::error_code ec;
+  return fs::is_regular_file(f, ec) ? f.string() : "";
+}
+
 }  // namespace hamgan::sample

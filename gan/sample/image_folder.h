@@ -2,6 +2,7 @@
 // to 3 digits, file names to 6, so they sort), readable by any tool that reads ImageFolder.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace hamgan::sample {
 
@@ -10,5 +11,11 @@ namespace hamgan::sample {
 // (other files stay), so the folder then holds this run's images only. Creates `dir`.
 void prepare_output_dir(const std::string& dir, bool overwrite);
 std::string sample_path(const std::string& dir, int64_t cls, int64_t k);
+// classes.txt: a line per class, "<its directory> <name>" ("000 n01440764"): a training run
+// writes its data's class names there, and `hamgan sample` copies it beside the numbered class
+// directories, so an ImageNet-style run's samples keep their synsets.
+std::string classes_text(const std::vector<std::string>& names);
+// The run's classes.txt for a checkpoint RUN/checkpoints/ckpt_*.pt, or "" when it has none.
+std::string run_classes_file(const std::string& checkpoint);
 
 }  // namespace hamgan::sample

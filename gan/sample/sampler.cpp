@@ -16,7 +16,8 @@ Sampler::Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ost
   if (opt.ema && !ckpt.has_ema)
     warn << ckpt.path << ": no EMA generator stored (train.ema was off); sampling with G\n";
   uses_ema_ = opt.ema && ckpt.has_ema;
-  g_ = load_generator(ckpt, uses_ema_, opt.device);
+  if (opt.standing_batches < 0) fail("--standing-batches ", opt.standing_batches, ": expected >= 0");
+  g_ = load_generator(ckpt, uses_ema_, opt.device, opt.standing_batches);
   g_->eval();
   z_dim_ = ckpt.config.generator.z_dim;
   n_classes_ = ckpt.config.model.n_classes;

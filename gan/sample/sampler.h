@@ -22,6 +22,9 @@ struct SamplerOptions {
   bool ema = true;
   int64_t batch = 64;
   torch::Device device = torch::kCPU;
+  // > 0: the EMA G's BN standing statistics are re-estimated over this many batches (as
+  // BigGAN-PyTorch's sample.py --num_standing_accumulations); 0: the checkpoint's.
+  int64_t standing_batches = 0;
 };
 
 class Sampler {

@@ -125,7 +125,7 @@ void DataParallel::all_reduce_sum(torch::Tensor& t) {
     const auto gpu = env_.local_rank % static_cast<int>(torch::cuda::device_count());
     torch::Tensor d = t.to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu)));
     all_reduce_sum(d);
-    t.copy_(d);
+    t.copy_(d);  // host read: the stop flags, at report points only on GPUs (StopPolicy)
     return;
   }
   pg_->all_reduce(t);

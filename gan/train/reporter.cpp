@@ -36,10 +36,18 @@ void Reporter::start(const Trainer& t, const RunDir& dir) {
   last_report_it_ = t.iteration();
 }
 
+void Reporter::message(const std::string& text) {
+  if (!lead_) return;
+  if (progress_) progress_->message(text);
+  else out_ << text << std::endl;
+}
+
 void Reporter::add(const Trainer& t) { pending_.push_back(t.stats()); }
 
 void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& dir) {
   if (pending_.empty()) return;
+  // host read: at report points only (log_every, checkpoints, the end), one copy for all the
+  // steps since the last; the steps in between keep their stats on the device.
   const torch::Tensor s = torch::stack(pending_).cpu();
   const int64_t n = s.size(0), first = t.iteration() - n + 1;
   pending_.clear();
@@ -70,7 +78,8 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   m.wall_s = std::chrono::duration<double>(now - t0_).count();
   m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
   m.img_s = m.it_s * cfg_.train.batch_size * world_ * cfg_.train.n_dis;  // real images seen by D, all ranks
-  for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean[j].item<double>();
+  const auto mean_a = mean.accessor<double, 1>();
+  for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean_a[j];
   m.g_lr = cfg_.train.g_lr * t.lr_scale();
   m.d_lr = cfg_.train.d_lr * t.lr_scale();
   if (stop.time_limit_s() > 0) m.time_left_s = std::max(0.0, stop.time_limit_s() - m.wall_s);

@@ -38,6 +38,8 @@ class Reporter {
   // Reads the pending stats back, fails on a NaN/Inf (naming the checkpoint kept), reports.
   void report(const Trainer& t, const StopPolicy& stop, const RunDir& dir);
   void finish(TrainOutcome outcome, const Trainer& t, const RunDir& dir);
+  // A line of its own (the lead rank only): what a slow phase is doing.
+  void message(const std::string& text);
 
  private:
   // Once, at the second report (the first holds the warm-up): the speed and the end's ETA.

@@ -1,11 +1,13 @@
 #include "gan/train/run_dir.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
 
 #include "core/error.h"
 #include "gan/sample/grid.h"
+#include "gan/sample/image_folder.h"
 #include "gan/train/trainer.h"
 #include "io/atomic_file.h"
 #include "io/png.h"
@@ -26,12 +28,17 @@ RunDir::RunDir(const std::string& dir, bool lead)
   remove_temporaries(ckpt_dir_.string());
 }
 
-std::optional<CheckpointData> RunDir::resume(const Config& cfg, torch::Device device, std::ostream& out) {
+std::optional<CheckpointData> RunDir::resume(const Config& cfg, torch::Device device, std::ostream& out,
+                                             const std::vector<std::string>& class_names) {
   std::ostringstream warnings;
   auto c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device);
   out << warnings.str();
-  if (c) last_ckpt_ = c->iteration;
-  else if (lead_) io::write_file_atomically((fs::path(dir_) / "config.yaml").string(), to_yaml(cfg.resolved) + "\n");
+  if (c) {
+    last_ckpt_ = c->iteration;
+  } else if (lead_) {
+    io::write_file_atomically((fs::path(dir_) / "config.yaml").string(), to_yaml(cfg.resolved) + "\n");
+    if (!class_names.empty()) io::write_file_atomically((fs::path(dir_) / "classes.txt").string(), sample::classes_text(class_names));
+  }
   return c;
 }
 
@@ -42,8 +49,17 @@ std::string RunDir::checkpoint_path(int64_t iteration) const {
 void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep) {
   last_ckpt_ = t.iteration();
   if (!lead_) return;
-  t.save(checkpoint_path(t.iteration()), loader);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string path = checkpoint_path(t.iteration());
+  t.save(path, loader);
   prune_checkpoints(ckpt_dir_.string(), keep);
+  // A 128 px model's checkpoint is hundreds of MB: say what took the time (issue 25).
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (s > 2 && say_) {
+    char line[96];
+    std::snprintf(line, sizeof line, " written (%.0f MB, %.1f s)", std::filesystem::file_size(path) / 1e6, s);
+    say_("checkpoint " + path + line);
+  }
 }
 
 void RunDir::save_grid(Trainer& t) {

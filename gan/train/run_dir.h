@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/phase_progress.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "io/dir_lock.h"
@@ -23,14 +24,18 @@ class RunDir {
   const std::string& path() const { return dir_; }
 
   // The newest valid checkpoint (warnings about damaged ones to `out`), or nullopt for a new
-  // run, which gets config.yaml (the resolved config).
-  std::optional<CheckpointData> resume(const Config& cfg, torch::Device device, std::ostream& out);
+  // run, which gets config.yaml (the resolved config) and, when known, classes.txt (one line
+  // per class index: "000 n01440764"; `hamgan sample` copies it next to its images).
+  std::optional<CheckpointData> resume(const Config& cfg, torch::Device device, std::ostream& out,
+                                       const std::vector<std::string>& class_names = {});
   // checkpoints/ckpt_<iteration>.pt, then the newest `keep` kept.
   void save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep);
   std::string checkpoint_path(int64_t iteration) const;
   int64_t last_checkpoint() const { return last_ckpt_; }  // -1: none yet
   // samples/samples_<iteration>.png: the class grid of gan/sample/grid.h's fixed latents.
   void save_grid(Trainer& t);
+  // Where a slow checkpoint write is reported (the lead rank's reporter); null: nowhere.
+  void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
 
  private:
   const std::string dir_;
@@ -39,6 +44,7 @@ class RunDir {
   std::optional<io::DirLock> lock_;
   torch::Tensor grid_z_, grid_y_;
   int64_t last_ckpt_ = -1;
+  PhaseProgress::Say say_;
 };
 
 }  // namespace hamgan

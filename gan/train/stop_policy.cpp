@@ -25,6 +25,7 @@ std::optional<TrainOutcome> StopPolicy::check(bool report_point) {
   if (dp_) {
     torch::Tensor stop = torch::tensor({double(sig), time_up ? 1.0 : 0.0, elapsed_s_});
     dp_->all_reduce_sum(stop);
+    // host read: every step on CPU ranks (nothing to wait for), at report points only on GPUs.
     sig = stop[0].item<double>() > 0 ? std::max(sig, 1) : 0;
     time_up = stop[1].item<double>() > 0;
     elapsed_s_ = stop[2].item<double>() / dp_->world_size();

@@ -13,21 +13,30 @@ namespace hamgan {
 
 namespace {
 
+// The training data, opened and checked against the model before the run directory is touched
+// (issue 25: a wrong model.n_classes used to fail after config.yaml was written). Null: synthetic.
+std::shared_ptr<Dataset> open_training_data(const TrainJob& job) {
+  if (job.synthetic) return nullptr;
+  const Config& cfg = job.cfg;
+  std::shared_ptr<Dataset> data = open_dataset(cfg.data, cfg.model.resolution, cfg.model.image_channels);
+  if (data->num_classes() != cfg.model.n_classes)
+    fail(cfg.source, ": model.n_classes is ", cfg.model.n_classes, " but ", cfg.data.path, " has ",
+         data->num_classes(), " classes; set model.n_classes=", data->num_classes());
+  return data;
+}
+
 // The real images of one rank, in micro-batches, positioned where a resumed run left off.
-SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device device) {
-  return [&job, env, device](int64_t batch, LoaderState start) -> std::unique_ptr<BatchSource> {
+SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device device,
+                          std::shared_ptr<Dataset> data) {
+  return [&job, env, device, data](int64_t batch, LoaderState start) -> std::unique_ptr<BatchSource> {
     const Config& cfg = job.cfg;
     const int64_t res = cfg.model.resolution, ch = cfg.model.image_channels;
     if (job.synthetic) {
-      auto data = std::make_shared<SyntheticDataset>(std::max<int64_t>(4096, batch), res, ch,
+      auto synth = std::make_shared<SyntheticDataset>(std::max<int64_t>(4096, batch), res, ch,
                                                      cfg.model.n_classes, cfg.train.seed);
       // One stream per rank (the synthetic source has no shards).
-      return std::make_unique<DatasetSource>(data, batch, cfg.train.seed + 1000003 * env.rank, start);
+      return std::make_unique<DatasetSource>(synth, batch, cfg.train.seed + 1000003 * env.rank, start);
     }
-    std::shared_ptr<Dataset> data = open_dataset(cfg.data, res, ch);
-    if (data->num_classes() != cfg.model.n_classes)
-      fail(cfg.source, ": model.n_classes is ", cfg.model.n_classes, " but the dataset has ",
-           data->num_classes(), " classes");
     LoaderOptions lo;
     lo.batch_size = batch;
     lo.seed = static_cast<uint64_t>(cfg.train.seed);
@@ -42,8 +51,10 @@ SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device
 }  // namespace
 
 void run_train_job(const TrainJob& job, const DistEnv& env) {
+  const std::shared_ptr<Dataset> data = open_training_data(job);
   TrainOptions to;
   to.out_dir = job.out_dir;
+  if (data) to.class_names = data->class_names();
   to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1);
   if (to.device->is_cuda()) compat::cuda_set_device(to.device->index());  // before NCCL and any allocation
   std::unique_ptr<DataParallel> dp;
@@ -51,7 +62,7 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
     dp = std::make_unique<DataParallel>(env, *to.device);
     to.dp = dp.get();
   }
-  train(job.cfg, to, real_images(job, env, *to.device));  // a signal or the time limit also ends here
+  train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit also ends here
   if (dp) dp->barrier();  // rank 0 hosts the store: nobody leaves before the checkpoint
 }
 

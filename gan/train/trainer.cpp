@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/compat.h"
@@ -161,7 +162,9 @@ void Trainer::set_lr_scale(double scale) {
 
 void Trainer::ensure_standing_stats() {
   if (!ema_ || cfg_.train.ema_standing_batches == 0 || standing_at_ == iteration_) return;
-  accumulate_standing_stats(*g_ema_, standing_stats_options(cfg_));
+  StandingStatsOptions o = standing_stats_options(cfg_);
+  o.say = say_;
+  accumulate_standing_stats(*g_ema_, o);
   standing_at_ = iteration_;
 }
 
@@ -200,14 +203,36 @@ CheckpointWrite Trainer::checkpoint(const LoaderState& loader) {
   return c;
 }
 
-void check_resume_compatible(const Config& stored, const Config& now, const std::string& what) {
-  for (const char* section : {"model", "generator", "discriminator"}) {
-    const std::string a = to_yaml(stored.resolved[section]), b = to_yaml(now.resolved[section]);
-    if (a != b)
-      fail(what, ": the config's '", section, "' section differs from the checkpoint's, which "
-           "would change the model; resume with the stored settings or use a new --out.\n"
-           "checkpoint:\n", a, "\nnow:\n", b);
+namespace {
+
+// "key.path: checkpoint A, now B" for every leaf where a and b differ.
+void differences(const YAML::Node& a, const YAML::Node& b, const std::string& path, std::vector<std::string>& out) {
+  if (a.IsMap() && b.IsMap()) {
+    std::set<std::string> keys;
+    for (const auto& kv : a) keys.insert(kv.first.as<std::string>());
+    for (const auto& kv : b) keys.insert(kv.first.as<std::string>());
+    for (const auto& k : keys) differences(a[k], b[k], path + "." + k, out);
+    return;
   }
+  const std::string x = a.IsDefined() && !a.IsNull() ? to_yaml(a) : "(unset)";
+  const std::string y = b.IsDefined() && !b.IsNull() ? to_yaml(b) : "(unset)";
+  if (x != y) out.push_back("  " + path.substr(1) + ": checkpoint " + x + ", now " + y);
+}
+
+}  // namespace
+
+void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
+                             const std::string& run_config) {
+  std::vector<std::string> diff;
+  for (const char* section : {"model", "generator", "discriminator"})
+    differences(stored.resolved[section], now.resolved[section], std::string(".") + section, diff);
+  if (diff.empty()) return;
+  std::string lines;
+  for (const auto& d : diff) lines += "\n" + d;
+  fail(what, ": the model this config builds differs from the checkpoint's in ", diff.size(),
+       diff.size() == 1 ? " key:" : " keys:", lines, "\nResume with the settings the run started with (",
+       run_config.empty() ? std::string("the run's config.yaml") : "-c " + run_config,
+       " and the same overrides) or train into a new --out.");
 }
 
 void Trainer::restore(const CheckpointData& c) {
@@ -287,16 +312,21 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const torch::Device device =
       opt.device ? *opt.device : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1);
   StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp, /*agree_every_step=*/!device.is_cuda());
+  // The checkpoint before the models: a config that would change them fails at once (issue 25).
+  const std::optional<CheckpointData> resumed = dir.resume(cfg, device, report.out(), opt.class_names);
+  if (resumed) check_resume_compatible(resumed->config, cfg, resumed->path, dir.path() + "/config.yaml");
   Trainer t(cfg, device);
-  const std::optional<CheckpointData> resumed = dir.resume(cfg, t.device(), report.out());
   if (resumed) t.restore(*resumed);
   report.banner(t, resumed, dir);
   if (opt.dp) t.set_data_parallel(opt.dp);
+  t.set_say([&report](const std::string& w) { report.message(w); });
+  dir.set_say([&report](const std::string& w) { report.message(w); });
   const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), resumed ? resumed->loader : LoaderState{});
   stop.start();
   report.start(t, dir);
 
   TrainOutcome outcome = TrainOutcome::Finished;
+  const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence (issue 25)
   try {
     while (t.iteration() < tc.iterations) {
       t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), stop.elapsed_s())));
@@ -304,7 +334,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       report.add(t);
       if (hooks.after_step) hooks.after_step(t);
       const int64_t it = t.iteration();
-      const bool report_point = every(tc.log_every, it) || every(tc.checkpoint_every, it);
+      const bool report_point = it == first_it || every(tc.log_every, it) || every(tc.checkpoint_every, it);
       const std::optional<TrainOutcome> stopping = stop.check(report_point);
       if (report_point || stopping) report.report(t, stop, dir);
       if (every(tc.sample_every, it)) dir.save_grid(t);

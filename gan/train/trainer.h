@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/phase_progress.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "gan/models/discriminator.h"
@@ -55,6 +56,8 @@ class Trainer {
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
   // averaged after each backward, and each rank draws its own z and fake labels.
   void set_data_parallel(DataParallel* dp);
+  // Where the slow phases outside the step (standing statistics) report progress; null: nowhere.
+  void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
   // Both optimizers' learning rates become train.g_lr / d_lr times `scale` (gan/train/lr_schedule.h).
   void set_lr_scale(double scale);
   double lr_scale() const { return lr_scale_; }
@@ -78,6 +81,7 @@ class Trainer {
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
   double lr_scale_ = 1.0;
+  PhaseProgress::Say say_;
   int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
   std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> scripted_zy_;  // tests: train_hooks.h
@@ -89,6 +93,7 @@ struct TrainOptions {
   std::ostream* out = nullptr;    // progress and messages; null: std::cout
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
   std::optional<torch::Device> device;  // this rank's; unset: train_device(train.device, dp)
+  std::vector<std::string> class_names;  // the data's (synsets); a new run writes classes.txt
 };
 
 struct TrainResult {
@@ -105,7 +110,9 @@ using SourceFactory =
 // (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
 
-// Fails naming the first differing section when model/generator/discriminator differ.
-void check_resume_compatible(const Config& stored, const Config& now, const std::string& what);
+// Fails naming every differing key when model/generator/discriminator differ.
+// `run_config`: the run's config.yaml, named in the error as what to resume with.
+void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
+                             const std::string& run_config = "");
 
 }  // namespace hamgan

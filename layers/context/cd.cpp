@@ -20,11 +20,14 @@ torch::Tensor CD::final_coef(const torch::Tensor& x, const torch::Tensor& bases,
   // Eq. 14's closed form; D^T D + beta I is positive definite for beta > 0.
   const torch::Tensor bt = bases.transpose(1, 2);
   const torch::Tensor eye = torch::eye(bases.size(2), bases.options());
-  // The ATen op (LibTorch 2.x dropped the torch::linalg C++ namespace), in its _ex form without
-  // error checks: linalg_solve reads `info` on the host on every forward, a device sync on CUDA
-  // (issue 21.3), and the matrix is positive definite by construction.
-  return std::get<0>(torch::linalg_solve_ex(torch::bmm(bt, bases) + opt_.beta * eye, torch::bmm(bt, x),
-                                            /*left=*/true, /*check_errors=*/false));
+  // Solved by Cholesky and two triangular solves, none of which reads a value on the host:
+  // linalg_solve checks its LU's `info` there on every forward, and even linalg_solve_ex's
+  // lu_solve does in LibTorch 1.13 (tests/test_host_reads.cpp), a device sync per step on CUDA
+  // (issue 21.3). The ATen ops: LibTorch 2.x dropped the torch::linalg C++ namespace.
+  const torch::Tensor l = std::get<0>(torch::linalg_cholesky_ex(torch::bmm(bt, bases) + opt_.beta * eye,
+                                                                /*upper=*/false, /*check_errors=*/false));
+  const torch::Tensor y = torch::linalg_solve_triangular(l, torch::bmm(bt, x), /*upper=*/false);
+  return torch::linalg_solve_triangular(l.transpose(1, 2), y, /*upper=*/true);
 }
 
 std::shared_ptr<const Decomposition> parse_cd(ConfigNode& node) {
