@@ -124,6 +124,14 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.lr_decay = t.word("lr_decay", cfg.train.lr_decay, kLrDecayWords);
   cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
   cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
+  cfg.train.eval_every = t.integer("eval_every", cfg.train.eval_every, 0);
+  cfg.train.eval_n = t.integer("eval_n", cfg.train.eval_n, 2, kMaxFidSamples);
+  cfg.train.eval_features = t.string("eval_features", cfg.train.eval_features);
+  cfg.train.eval_real = t.string("eval_real", cfg.train.eval_real);
+  cfg.train.eval_metrics = t.string("eval_metrics", cfg.train.eval_metrics);  // words checked by gan/eval
+  cfg.train.best_metric = t.choice("best_metric", cfg.train.best_metric,
+                                   {"fid", "kid", "ifid", "class_acc", "precision", "recall", "density", "coverage"});
+  cfg.train.keep_best = t.integer("keep_best", cfg.train.keep_best, 1, 1000);
   t.finish();
 
   ConfigNode dt = top.child("data");

@@ -71,6 +71,15 @@ struct TrainConfig {
   LrDecay lr_decay = LrDecay::None;
   double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
   bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
+  // Scoring while training (gan/eval/train_scorer.h): every eval_every iterations (0: off) a
+  // checkpoint is written and its EMA G scored as `fid --run` would, into fid.csv.
+  int64_t eval_every = 0;
+  int64_t eval_n = 1000;              // samples, and real images of the reference, per score
+  std::string eval_features;          // domain classifier (fid --features); "": Inception
+  std::string eval_real;              // reference (.npz, images, data source); "": data.path
+  std::string eval_metrics = "fid";   // as fid --metrics
+  std::string best_metric = "fid";    // fid, kid, ifid (lower is better), class_acc, precision, recall, density, coverage
+  int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
 };
 
 struct DataConfig {

@@ -5,6 +5,7 @@
 // cannot be mixed up with Inception's, and fid.csv's class_acc column.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +15,13 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/classifier/train_classifier.h"
 #include "gan/cli/commands.h"
+#include "gan/data/tensor_dataset.h"
+#include "gan/eval/cas.h"
 #include "gan/eval/fid_csv.h"
+#include "gan/sample/plan.h"
+#include "gan/sample/sampler.h"
 #include "gan/eval/reference.h"
+#include "gan/eval/train_scorer.h"
 #include "gan/eval/score_run.h"
 #include "io/decode.h"
 #include "io/image.h"
@@ -27,6 +33,7 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
+#include "support/tiny_run.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -411,8 +418,8 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
   eval::append_fid_row(p, r);
   std::stringstream ss;
   ss << std::ifstream(p).rdbuf();
-  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
-                      "100,12.5,,0.25,10,1.5,0.8125,classifier-128d-00112233aabbccdd\n");
+  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
+                      "100,12.5,,0.25,10,1.5,0.8125,classifier-128d-00112233aabbccdd,,,,,\n");
   auto rows = eval::read_fid_csv(p);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(rows[0].class_acc, 0.8125);
@@ -428,8 +435,27 @@ TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
   eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0, NAN, ""});
   std::stringstream s2;
   s2 << std::ifstream(old).rdbuf();
-  EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n"
-                      "100,12.5,2.25,,10,1.5,,inception\n200,10,2.5,,10,1,,inception\n");
+  EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
+                      "100,12.5,2.25,,10,1.5,,inception,,,,,\n200,10,2.5,,10,1,,inception,,,,,\n");
+  // The second format (class_acc, features) is upgraded the same way, and the metric columns
+  // of issue 22 round-trip.
+  const std::string v2 = dir + "/v2.csv";
+  std::ofstream(v2) << "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,,,10,1.5,0.75,inception\n";
+  eval::FidRow m{200, 10.0, NAN, NAN, 10, 1.0, 0.5, ""};
+  m.precision = 0.75, m.recall = 0.5, m.density = 1.25, m.coverage = 0.625, m.ifid = 30.5;
+  eval::append_fid_row(v2, m);
+  std::stringstream s3;
+  s3 << std::ifstream(v2).rdbuf();
+  EXPECT_EQ(s3.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n100,12.5,,,10,1.5,0.75,inception,,,,,\n"
+                      "200,10,,,10,1,0.5,inception,0.75,0.5,1.25,0.625,30.5\n");
+  const auto back = eval::read_fid_csv(v2);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(std::isnan(back[0].precision));
+  EXPECT_DOUBLE_EQ(back[1].precision, 0.75);
+  EXPECT_DOUBLE_EQ(back[1].recall, 0.5);
+  EXPECT_DOUBLE_EQ(back[1].density, 1.25);
+  EXPECT_DOUBLE_EQ(back[1].coverage, 0.625);
+  EXPECT_DOUBLE_EQ(back[1].ifid, 30.5);
   std::ofstream(dir + "/noname.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n1,2,,,3,4,0.5,\n";
   const std::string e = test::error_of([&] { eval::read_fid_csv(dir + "/noname.csv"); });
   EXPECT_NE(e.find("noname.csv:2: column 'features'"), std::string::npos) << e;
@@ -537,4 +563,113 @@ TEST(ClassifierCli, ConfigOfA128PxGanSetsTheClassifiersResolution) {
   const std::string warned = testing::internal::GetCapturedStderr();
   EXPECT_NE(warned.find("sees 128x128 images; these are 32x32"), std::string::npos) << warned;
   EXPECT_EQ(warned.find("warning", warned.find("warning") + 1), std::string::npos) << "warned twice: " << warned;
+}
+
+// Issue 22: every metric of `--metrics` on a checkpoint, printed; `--run` writes them as
+// fid.csv columns and fid.png gets their panels. The real side is a class folder (its classes
+// for intra-class FID); --real as an .npz says what it cannot compute.
+TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
+  const std::string run = fresh("suite_run");
+  const std::string yaml = test::tiny_checkpoint_yaml();  // 32x32, 1 channel, 3 classes
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, yaml);
+  const Bands bands(60, 21);
+  const std::string real = png_dir("suite_real", bands.images(), torch::arange(60) % 3);
+  const std::string clf = tiny_classifier();
+  const std::string ck = checkpoint_path(run + "/checkpoints", 10);
+  std::string out = fid_cli({"--real", real, "--checkpoint", ck, "-n", "30", "--metrics", "fid,kid,pr,dc,ifid",
+                             "--features", clf, "--threads", "1"});
+  for (const std::string key : {"FID ", "KID ", "precision ", " recall ", "density ", " coverage ", "intra-class FID ",
+                                "class accuracy "}) {
+    const double v = number_after(out, key);
+    EXPECT_TRUE(std::isfinite(v)) << key << " in " << out;
+  }
+  EXPECT_GE(number_after(out, "precision "), 0.0);
+  EXPECT_LE(number_after(out, "precision "), 1.0);
+  out = fid_cli({"--real", real, "--run", run, "-n", "30", "--all", "--features", clf, "--threads", "1"});
+  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  for (double v : {rows[0].precision, rows[0].recall, rows[0].density, rows[0].coverage, rows[0].ifid, rows[0].kid})
+    EXPECT_TRUE(std::isfinite(v)) << out;
+  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 1600, 640}))
+      << "FID, class accuracy, precision/recall/density/coverage and intra-class FID panels";
+  // Statistics alone cannot give the metrics that compare feature sets: a note, not a number.
+  const std::string npz = fresh("suite_ref") + ".npz";
+  test::run_cli(cli::fid, "fid", {"stats", "--images", real, "--out", npz, "--features", clf, "--threads", "1"});
+  out = fid_cli({"--real", npz, "--checkpoint", ck, "-n", "30", "--metrics", "fid,pr", "--features", clf,
+                 "--threads", "1"});
+  EXPECT_EQ(out.find("precision "), std::string::npos) << out;
+  EXPECT_NE(out.find("need real image features"), std::string::npos) << out;
+  const std::string e = test::error_of([&] { fid_cli({"--real", real, "--checkpoint", ck, "--metrics", "fid,prc"}); });
+  EXPECT_NE(e.find("unknown metric 'prc'"), std::string::npos) << e;
+}
+
+// Issue 22: train.eval_every scores the run while it trains, into fid.csv (the rows `fid --run`
+// would write), and keeps the best checkpoint by train.best_metric as best_ckpt_<it>.pt, which
+// pruning (keep_checkpoints 1) leaves alone.
+TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
+  const std::string real = png_dir("train_eval_real", Bands(30, 4).images(), torch::arange(30) % 3);
+  const Config cfg = test::tiny(
+      "train.iterations=6 train.checkpoint_every=100 train.sample_every=0 train.keep_checkpoints=1 "
+      "train.eval_every=2 train.eval_n=12 train.eval_features=" + tiny_classifier() + " train.eval_real=" + real +
+      " train.eval_metrics=fid,pr train.best_metric=fid train.keep_best=1");
+  const std::string dir = test::fresh_dir("train_eval");
+  std::ostringstream log;
+  TrainOptions opt;
+  opt.out_dir = dir;
+  opt.out = &log;
+  opt.eval = eval::make_train_scorer(cfg, dir);
+  EXPECT_EQ(train(cfg, opt, test::synthetic(cfg)).iteration, 6);
+  const auto rows = eval::read_fid_csv(dir + "/fid.csv");
+  ASSERT_EQ(rows.size(), 3u) << log.str();
+  int64_t best = -1;
+  double best_fid = INFINITY;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].iteration, 2 * static_cast<int64_t>(i + 1));
+    EXPECT_TRUE(std::isfinite(rows[i].precision)) << log.str();
+    if (rows[i].fid < best_fid) best_fid = rows[i].fid, best = rows[i].iteration;
+  }
+  EXPECT_NE(log.str().find("eval iteration 2: FID"), std::string::npos) << log.str();
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(dir + "/checkpoints")) files.push_back(f.path().filename().string());
+  std::sort(files.begin(), files.end());
+  char name[64];
+  std::snprintf(name, sizeof name, "best_ckpt_%09lld.pt", static_cast<long long>(best));
+  EXPECT_EQ(files, (std::vector<std::string>{name, "ckpt_000000006.pt"}));
+  EXPECT_EQ(load_checkpoint(eval::best_checkpoint_path(dir, best)).iteration, best);
+  // A best_metric the scores do not compute is an error before training starts.
+  const Config bad = test::tiny("train.eval_every=2 train.eval_real=" + real + " train.eval_features=" +
+                                tiny_classifier() + " train.best_metric=recall");
+  const std::string e = test::error_of([&] { eval::make_train_scorer(bad, test::fresh_dir("train_eval_bad")); });
+  EXPECT_NE(e.find("train.best_metric recall: not computed"), std::string::npos) << e;
+}
+
+// Issue 22: the classification accuracy score on a tiny deterministic case. The "real" test
+// images are the same checkpoint's samples under other latents, so a classifier trained on its
+// samples must find the classes there (far above chance, 1/3) if the classes shape the samples
+// at all; the score repeats exactly for a seed; classes that do not match are an error.
+TEST(EvaluationSuite, ClassificationAccuracyScoreIsDeterministicAndFindsTheClasses) {
+  const std::string yaml = test::tiny_checkpoint_yaml();  // 32x32, 1 channel, 3 classes
+  const std::string ck = fresh("cas_ck") + ".pt";
+  test::write_tiny_checkpoint(ck, 10, true, 5, yaml);
+  const CheckpointData c = load_checkpoint(ck);
+  sample::SamplerOptions so;
+  const sample::Sampler s(c, so, std::cerr);
+  so.seed = 99;
+  const sample::Sampler other(c, so, std::cerr);
+  const auto items = sample::make_plan({0, 1, 2}, 90, 0);
+  std::vector<int64_t> y;
+  for (const auto& it : items) y.push_back(it.cls);
+  auto real = std::make_shared<TensorDataset>(sample::to_uint8(other.generate(items)), torch::tensor(y, torch::kLong));
+  ClassifierTrainOptions opt;
+  opt.epochs = 4, opt.batch = 30, opt.width = 4, opt.feature_dim = 8, opt.workers = 1;
+  std::ostringstream log;
+  const eval::CasResult a = eval::classification_accuracy_score(s, 180, real, opt, log);
+  const eval::CasResult b = eval::classification_accuracy_score(s, 180, real, opt, log);
+  EXPECT_EQ(a.n_train, 180);
+  EXPECT_EQ(a.n_test, 90);
+  EXPECT_EQ(a.accuracy, b.accuracy) << "the same seed trains the same classifier";
+  EXPECT_GT(a.accuracy, 0.6) << log.str();
+  auto two = std::make_shared<TensorDataset>(torch::zeros({4, 1, 32, 32}, torch::kUInt8), torch::tensor({0, 1, 0, 1}));
+  const std::string e = test::error_of([&] { eval::classification_accuracy_score(s, 30, two, opt, log); });
+  EXPECT_NE(e.find("2 classes, the model 3"), std::string::npos) << e;
 }

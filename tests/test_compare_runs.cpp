@@ -23,7 +23,8 @@ namespace {
 
 std::string fresh(const std::string& name) { return test::fresh_dir("test_compare_runs", name); }
 
-// A run directory with fid.csv rows {iteration, fid, class_acc} scored in `net`, and a
+// A run directory with fid.csv rows {iteration, fid, class_acc} scored in `net` (precision
+// fid / 1000, recall 0.5, density 1, coverage 0.25, intra-class FID 2 fid), and a
 // metrics.jsonl carrying the given img_s values.
 std::string make_run(const std::string& dir, const std::vector<std::array<double, 3>>& rows, const std::string& net,
                      const std::vector<double>& img_s) {
@@ -32,6 +33,7 @@ std::string make_run(const std::string& dir, const std::vector<std::array<double
     eval::FidRow row;
     row.iteration = static_cast<int64_t>(r[0]), row.fid = r[1], row.class_acc = r[2], row.net = net;
     row.is = row.kid = std::nan(""), row.n = 1000, row.seconds = 1;
+    row.precision = r[1] / 1000, row.recall = 0.5, row.density = 1, row.coverage = 0.25, row.ifid = 2 * r[1];
     eval::append_fid_row(dir + "/fid.csv", row);
   }
   std::ofstream log(dir + "/metrics.jsonl");
@@ -64,11 +66,15 @@ TEST(CompareRuns, SummaryRankingAndFigure) {
   const std::string b = make_run(root + "/sao", {{{500, 120, 0.4}}, {{1000, 70, 0.8}}}, "clf-1", {40});
   const std::string out = test::run_cli(cli::compare, "compare", {"--run", a, "--run", b + "/", "--out", root + "/cmp"});
   EXPECT_EQ(read(root + "/cmp.csv"),
-            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n"
-            "ham_nmf,1500,90.0000,0.7000,1000,80.0000,0.6000,20.0,clf-1\n"
-            "sao,1000,70.0000,0.8000,1000,70.0000,0.8000,40.0,clf-1\n");
-  EXPECT_NE(out.find("| 1 | sao | 1000 | 70.0 | 0.800 | 70.0 (1000) | 0.800 | 40.0 |"), std::string::npos) << out;
-  EXPECT_NE(out.find("| 2 | ham_nmf | 1500 | 90.0 | 0.700 | 80.0 (1000) | 0.600 | 20.0 |"), std::string::npos) << out;
+            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,"
+            "density,coverage,ifid\n"
+            "ham_nmf,1500,90.0000,0.7000,1000,80.0000,0.6000,20.0,clf-1,0.0900,0.5000,1.0000,0.2500,180.0000\n"
+            "sao,1000,70.0000,0.8000,1000,70.0000,0.8000,40.0,clf-1,0.0700,0.5000,1.0000,0.2500,140.0000\n");
+  EXPECT_NE(out.find("| 1 | sao | 1000 | 70.0 | 0.800 | 0.070 | 0.500 | 70.0 (1000) | 0.800 | 40.0 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| 2 | ham_nmf | 1500 | 90.0 | 0.700 | 0.090 | 0.500 | 80.0 (1000) | 0.600 | 20.0 |"),
+            std::string::npos)
+      << out;
   const torch::Tensor img = to_tensor(decode_image(root + "/cmp.png"));
   ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 880, 800}));
   for (int64_t panel : {0, 1})
@@ -85,9 +91,10 @@ TEST(CompareRuns, InceptionRunsWithoutLog) {
   const std::string b = make_run(root + "/b", {{{100, 40, std::nan("")}}, {{200, 30, std::nan("")}}}, "", {5});
   test::run_cli(cli::compare, "compare", {"--run", a, "--run", b, "--out", root + "/cmp"});
   EXPECT_EQ(read(root + "/cmp.csv"),
-            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features\n"
-            "a,100,50.0000,,100,50.0000,,,inception\n"
-            "b,200,30.0000,,200,30.0000,,5.0,inception\n");
+            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,"
+            "density,coverage,ifid\n"
+            "a,100,50.0000,,100,50.0000,,,inception,0.0500,0.5000,1.0000,0.2500,100.0000\n"
+            "b,200,30.0000,,200,30.0000,,5.0,inception,0.0300,0.5000,1.0000,0.2500,60.0000\n");
   EXPECT_EQ(to_tensor(decode_image(root + "/cmp.png")).sizes(), (std::vector<int64_t>{3, 440, 800}));
 }
 

@@ -88,15 +88,15 @@ TEST(FidCsv, AppendReadSkipAndErrors) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,2.25,,10,1.5,,inception\n"
-                      "200,10.25,2.5,0.125,10,1.75,,inception\n");
+  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n100,12.5,2.25,,10,1.5,,inception,,,,,\n"
+                      "200,10.25,2.5,0.125,10,1.75,,inception,,,,,\n");
   const auto rows = eval::read_fid_csv(p);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].iteration, 200);
   EXPECT_DOUBLE_EQ(rows[1].fid, 10.25);
   EXPECT_TRUE(std::isnan(rows[0].kid));
   EXPECT_EQ(eval::scored_iterations(rows), (std::set<int64_t>{100, 200}));
-  std::ofstream(p, std::ios::app) << "300,abc,1,1,10,1,,inception\n";
+  std::ofstream(p, std::ios::app) << "300,abc,1,1,10,1,,inception,,,,,\n";
   const std::string e = test::error_of([&] { eval::read_fid_csv(p); });
   EXPECT_NE(e.find(p + ":4"), std::string::npos) << e;
   EXPECT_NE(e.find("'fid'"), std::string::npos) << e;

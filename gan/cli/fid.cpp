@@ -1,6 +1,6 @@
 // hamgan fid stats (--images DIR | --data SRC [--format F]) --out ref.npz [-n N]
-// hamgan fid --real ref.npz|DIR|SRC --fake DIR [--all]
-// hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--all]   (samples, no files written)
+// hamgan fid --real ref.npz|DIR|SRC --fake DIR [--metrics L | --all]
+// hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--metrics L | --all]   (samples, no files written)
 // hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (fid.csv + fid.png)
 // What each form does: gan/eval/fid_job.h.
 #include "core/device.h"
@@ -73,7 +73,7 @@ int stats(int argc, char** argv) {
 
 int fid(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "stats") return stats(argc - 1, argv + 1);
-  cxxopts::Options o("hamgan fid", "FID (and IS, KID with --all) of an image directory against reference "
+  cxxopts::Options o("hamgan fid", "FID (and IS, KID, precision/recall, density/coverage, intra-class FID: --metrics) of an image directory against reference "
                                    "statistics or another directory; `hamgan fid stats` writes statistics");
   add_common(o);
   o.add_options()("real", "reference .npz (pytorch-fid format) or image directory", cxxopts::value<std::string>())(
@@ -83,7 +83,10 @@ int fid(int argc, char** argv) {
       "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
-      "all", "also Inception Score and KID (KID needs --real to be a directory)");
+      "metrics", "comma list of fid, is, kid, pr (precision/recall, k 3), dc (density/coverage, k 5), ifid (intra-class FID); "
+                 "all but fid and is need --real to be images or a data source (not an .npz)",
+      cxxopts::value<std::string>()->default_value("fid"))(
+      "all", "every metric (--metrics fid,is,kid,pr,dc,ifid)");
   add_sample_options(o);
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
@@ -91,7 +94,8 @@ int fid(int argc, char** argv) {
   eval::FidJob j = common_job(r);
   j.real = text(r, "real"), j.fake = text(r, "fake"), j.checkpoint = text(r, "checkpoint"), j.run = text(r, "run");
   j.real_n = r["real-n"].as<int64_t>();
-  j.all = r.count("all") > 0;
+  if (r.count("all") && r.count("metrics")) fail("--all and --metrics: give one of them");
+  j.metrics = r.count("all") ? eval::every_metric() : eval::parse_metrics(r["metrics"].as<std::string>());
   j.quantize = r.count("no-quantize") == 0;
   if (!j.checkpoint.empty() || !j.run.empty()) j.sampler = sampler_options(r);
   set_threads(r);

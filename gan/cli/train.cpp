@@ -2,6 +2,7 @@
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
 #include "core/error.h"
 #include "gan/cli/commands.h"
+#include "gan/eval/train_scorer.h"
 #include "gan/train/launcher.h"
 #include "gan/train/train_job.h"
 
@@ -35,6 +36,9 @@ int train(int argc, char** argv) {
   job.out_dir = r["out"].as<std::string>();
   job.synthetic = r.count("synthetic") > 0;
   job.workers = workers_of(r);
+  // The scorer's feature network and reference load before training starts: a bad path fails
+  // before anything is written.
+  if (job.cfg.train.eval_every > 0 && env.rank == 0) job.eval = eval::make_train_scorer(job.cfg, job.out_dir);
   run_train_job(job, env);
   return 0;
 }

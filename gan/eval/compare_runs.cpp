@@ -85,6 +85,8 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
            "; FIDs of different feature networks do not compare (score both with the same network)");
     const FidRow& last = rows.back();
     s.iteration = last.iteration, s.fid = last.fid, s.class_acc = last.class_acc;
+    s.precision = last.precision, s.recall = last.recall, s.density = last.density, s.coverage = last.coverage;
+    s.ifid = last.ifid;
     const auto best = std::min_element(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) {
       return a.fid < b.fid;
     });
@@ -130,7 +132,11 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
 }
 
 namespace {
-const char* const kSummaryHeader = "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features";
+const char* const kSummaryHeader =
+    "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,density,"
+    "coverage,ifid";
+// The header before issue 22's columns: such a file is an earlier comparison too.
+const char* const kSummaryHeaderV1 = "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features";
 }  // namespace
 
 void check_compare_outputs(const std::string& prefix) {
@@ -145,7 +151,7 @@ void check_compare_outputs(const std::string& prefix) {
   }
   // An earlier comparison may be replaced; anything else (a run's fid.csv and fid.png) is another
   // command's output.
-  if (!has_csv || first != kSummaryHeader)
+  if (!has_csv || (first != kSummaryHeader && first != kSummaryHeaderV1))
     fail("--out ", prefix, ": ", has_csv ? csv : png, " exists and is not the output of an earlier `hamgan compare`",
          has_csv ? " (its first line is '" + first.substr(0, 80) + "')" : std::string(),
          "; choose another --out (compare writes PREFIX.csv and PREFIX.png)");
@@ -157,19 +163,22 @@ void write_run_summaries(const std::vector<RunSummary>& runs, const std::string&
   for (const auto& r : runs)
     o << r.name << "," << r.iteration << "," << fmt(r.fid, "%.4f") << "," << fmt(r.class_acc, "%.4f") << ","
       << r.best_iteration << "," << fmt(r.best_fid, "%.4f") << "," << fmt(r.best_class_acc, "%.4f") << ","
-      << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features) << "\n";
+      << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features) << ","
+      << fmt(r.precision, "%.4f") << "," << fmt(r.recall, "%.4f") << "," << fmt(r.density, "%.4f") << ","
+      << fmt(r.coverage, "%.4f") << "," << fmt(r.ifid, "%.4f") << "\n";
   io::write_file_atomically(csv_path, o.str());
 }
 
 std::string ranking_table(std::vector<RunSummary> runs) {
   std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.fid < b.fid; });
   std::ostringstream o;
-  o << "| rank | run | iteration | FID | class acc | best FID (iteration) | class acc there | img/s |\n"
-    << "|---|---|---|---|---|---|---|---|\n";
+  o << "| rank | run | iteration | FID | class acc | precision | recall | best FID (iteration) | class acc there | img/s |\n"
+    << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " | " << fmt(r.fid, "%.1f") << " | "
-      << fmt(r.class_acc, "%.3f") << " | " << fmt(r.best_fid, "%.1f") << " (" << r.best_iteration << ") | "
+      << fmt(r.class_acc, "%.3f") << " | " << fmt(r.precision, "%.3f") << " | " << fmt(r.recall, "%.3f") << " | "
+      << fmt(r.best_fid, "%.1f") << " (" << r.best_iteration << ") | "
       << fmt(r.best_class_acc, "%.3f") << " | " << fmt(r.img_s, "%.1f") << " |\n";
   }
   return o.str();

@@ -17,6 +17,8 @@ struct RunSummary {
   double best_fid = 0, best_class_acc = 0;
   double img_s = 0;            // median of metrics.jsonl's img_s (NaN without a log)
   std::string features;        // the feature network of every row ("inception" or a classifier)
+  // At the last scored checkpoint, NaN where not scored (fid --metrics pr,dc,ifid).
+  double precision = 0, recall = 0, density = 0, coverage = 0, ifid = 0;
 };
 
 // One summary per run, in the order given. Errors (hamgan::Error) name the run: no fid.csv or

@@ -1,9 +1,10 @@
-// A run's score table DIR/fid.csv: `iteration,fid,is,kid,n,seconds,class_acc,features`, one
-// row per scored checkpoint. Rows are appended one at a time (one write + flush + fsync each),
+// A run's score table DIR/fid.csv: `iteration,fid,is,kid,n,seconds,class_acc,features,
+// precision,recall,density,coverage,ifid`, one row per scored checkpoint. Rows are appended one at a time (one write + flush + fsync each),
 // so a crash loses at most the row being computed. An empty is/kid/class_acc field (or "nan")
 // means not computed; `features` names the feature network ("inception" or a domain
-// classifier's identity). Files of the first format (`iteration,fid,is,kid,n,seconds`) still
-// read (Inception rows without class accuracy) and are upgraded when a row is appended.
+// classifier's identity). Files of the earlier formats (`iteration,fid,is,kid,n,seconds` and
+// the same with `class_acc,features`) still read (the missing columns not computed) and are
+// upgraded when a row is appended.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -20,17 +21,22 @@ struct FidRow {
   double seconds = 0;
   double class_acc = std::numeric_limits<double>::quiet_NaN();  // not computed (Inception)
   std::string net;       // FeatureNet::identity ("" = Inception, written "inception")
+  // Precision/recall (k 3) and density/coverage (k 5) in the same features, mean intra-class
+  // FID (metrics/prdc.h, metrics/intra_class_fid.h); NaN when not computed.
+  double precision = std::numeric_limits<double>::quiet_NaN(), recall = precision, density = precision,
+         coverage = precision, ifid = precision;
 };
 
-extern const char* const kFidCsvHeader;    // "iteration,fid,is,kid,n,seconds,class_acc,features"
+extern const char* const kFidCsvHeader;    // the current format (13 columns)
+extern const char* const kFidCsvHeaderV2;  // "iteration,fid,is,kid,n,seconds,class_acc,features"
 extern const char* const kFidCsvHeaderV1;  // "iteration,fid,is,kid,n,seconds"
 
 // All rows; a missing file gives none. A wrong header or malformed line: hamgan::Error
 // naming the file and the line number.
 std::vector<FidRow> read_fid_csv(const std::string& path);
 std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows);
-// Appends one row, writing the header first when the file is missing or empty (a first-format
-// file is first rewritten, atomically, in the current format).
+// Appends one row, writing the header first when the file is missing or empty (an
+// earlier-format file is first rewritten, atomically, in the current format).
 void append_fid_row(const std::string& path, const FidRow& row);
 
 }  // namespace hamgan::eval

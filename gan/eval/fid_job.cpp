@@ -13,6 +13,9 @@
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
+#include "gan/data/sources.h"
+#include "gan/data/test_split.h"
+#include "gan/eval/cas.h"
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
@@ -44,11 +47,9 @@ void check_fid_job(const FidJob& j) {
   if (j.workers < 1 || j.workers > 256) fail("--workers: expected 1..256, got ", j.workers);
 }
 
-namespace {
-
 // --features, else Inception: --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of
 // `stored`, a checkpoint's config).
-std::unique_ptr<metrics::FeatureNet> make_net(const FidJob& j, const Config* stored = nullptr) {
+std::unique_ptr<metrics::FeatureNet> make_feature_net(const FidJob& j, const Config* stored) {
   const torch::Device dev = j.device;
   if (!j.features.empty()) {
     if (!j.inception.empty()) fail("--features and --inception: choose one feature network");
@@ -71,6 +72,9 @@ std::unique_ptr<metrics::FeatureNet> make_net(const FidJob& j, const Config* sto
   return std::make_unique<metrics::InceptionExtractor>(path, metrics::parse_resize(j.resize), dev,
                                                        j.channels_last);
 }
+
+namespace {
+
 
 // With a domain classifier: the class accuracy of labelled features (folder classes, data
 // source labels), printed; NaN when there are no labels.
@@ -98,6 +102,8 @@ metrics::Features features_of(const std::string& dir, const metrics::FeatureNet&
   return f;
 }
 
+}  // namespace
+
 ReferenceOptions reference_options(const FidJob& j, int64_t n, const Config* cfg, const metrics::FeatureNet& net) {
   ReferenceOptions o;
   o.format = j.format;
@@ -114,14 +120,30 @@ ReferenceOptions reference_options(const FidJob& j, int64_t n, const Config* cfg
   return o;
 }
 
-void print_score(const Score& s, bool all, const Reference& ref) {
-  std::cout << std::setprecision(6) << "FID " << s.fid << "\n";
-  if (!all) return;
-  if (!std::isnan(s.is)) std::cout << "IS " << s.is << " +- " << s.is_std << "\n";
-  if (ref.pool.defined()) std::cout << "KID " << s.kid << " +- " << s.kid_std << "\n";
-  else std::cout << ref.no_kid_why << "\n";
-}
+namespace {
 
+// The classification accuracy score of the checkpoint's samples, tested on the real data's test
+// split (or, for a source without one, on all of it), next to a real-trained classifier's.
+void print_cas(const FidJob& j, const CheckpointData& ck, const sample::Sampler& s, int64_t n,
+               const metrics::FeatureNet& net) {
+  DataConfig dc;
+  dc.path = j.real;
+  dc.format = resolve_format(j.format, j.real);
+  const int64_t res = ck.config.model.resolution, ch = ck.config.model.image_channels;
+  std::shared_ptr<Dataset> test = open_test_split(dc, res, ch);
+  const std::string split = test ? "test split" : "images";
+  if (!test) test = open_dataset(dc, res, ch);
+  ClassifierTrainOptions opt;
+  opt.workers = j.workers;
+  const CasResult c = classification_accuracy_score(s, n, test, opt, std::cerr);
+  std::cout << "classification accuracy score " << std::setprecision(4) << c.accuracy << " (a classifier trained on "
+            << c.n_train << " samples, tested on the " << c.n_test << " real " << split << " of " << j.real << ")\n";
+  if (const auto* clf = dynamic_cast<const metrics::ClassifierExtractor*>(&net))
+    std::cout << "trained on real images: " << clf->info().test_accuracy << " (the --features classifier, "
+              << clf->info().data << ")\n";
+  else
+    std::cout << "trained on real images: see `hamgan classifier train --data " << j.real << "`\n";
+}
 
 // --checkpoint (one score, printed) or --run (every unscored checkpoint, into fid.csv/fid.png).
 void fid_of_samples(const FidJob& j) {
@@ -131,7 +153,7 @@ void fid_of_samples(const FidJob& j) {
   if (j.real_n < 0) fail("--real-n ", j.real_n, ": expected >= 0");
   if (run && unscored_checkpoints(j.run).empty()) {  // no need for the net
     if (run_checkpoints(j.run).empty()) fail("--run ", j.run, ": no checkpoints in its checkpoints/ directory");
-    if (!j.features.empty()) check_run_net(j.run, make_net(j)->identity());
+    if (!j.features.empty()) check_run_net(j.run, make_feature_net(j)->identity());
     plot_run(j.run);
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << j.run << "/fid.csv\n";
     return;
@@ -147,7 +169,7 @@ void fid_of_samples(const FidJob& j) {
     loaded = load_checkpoint(j.checkpoint, j.sampler.device);
   }
   const CheckpointData& ck = *loaded;
-  const auto net = make_net(j, &ck.config);
+  const auto net = make_feature_net(j, &ck.config);
   const int64_t n = j.n > 0 ? j.n : ck.config.eval.fid_n;
   if (n < 2) fail("-n ", n, ": expected at least 2 samples for a covariance");
   const auto t0 = std::chrono::steady_clock::now();
@@ -163,6 +185,9 @@ void fid_of_samples(const FidJob& j) {
     ro.n = n;
     ro.sampler = j.sampler;
     ro.quantize = j.quantize;
+    ro.metrics = j.metrics;
+    ro.metrics.is = ro.metrics.kid = true;  // a run's table always has IS (Inception) and KID where possible
+    if (ro.metrics.cas) std::cerr << "note: cas (a classifier trained per checkpoint) is for --checkpoint; not in fid.csv\n";
     std::vector<std::string> damaged;
     const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
     std::cout << "scored " << rows.size() << " checkpoints; " << ro.run_dir << "/fid.csv, " << ro.run_dir
@@ -175,12 +200,14 @@ void fid_of_samples(const FidJob& j) {
     return;
   }
   const sample::Sampler s(ck, j.sampler, std::cerr);
-  const Score sc = score_samples(s, n, *net, ref, j.all, j.quantize);
+  const Score sc = score_samples(s, n, *net, ref, j.metrics, j.quantize);
   std::cerr << ck.path << ": " << sc.n << " samples drawn and through the feature network in " << std::fixed
             << std::setprecision(2) << sc.sample_seconds << " s (" << sc.n / sc.sample_seconds
             << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
-  print_score(sc, j.all, ref);
+  std::cout << std::setprecision(6);
+  print_score(sc, j.metrics, std::cout);
   if (net->n_classes() > 0) std::cout << "class accuracy " << metrics::format_class_accuracy(sc.class_acc) << "\n";
+  if (j.metrics.cas) print_cas(j, ck, s, n, *net);
 }
 
 }  // namespace
@@ -189,7 +216,7 @@ void fid_stats(const FidJob& j) {
   if (j.images.empty() == j.data.empty() || j.out.empty())
     fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
   check_fid_job(j);
-  const auto net = make_net(j);
+  const auto net = make_feature_net(j);
   const bool domain = net->n_classes() > 0;
   metrics::Features f;
   std::string described;  // which images: stored with the statistics (issue 25)
@@ -222,26 +249,14 @@ void fid_score(const FidJob& j) {
     fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
   check_fid_job(j);
   if (j.fake.empty()) return fid_of_samples(j);
-  const auto net = make_net(j);
-  const bool domain = net->n_classes() > 0;
+  const auto net = make_feature_net(j);
   // The reference first: a broken .npz fails before minutes of feature extraction.
   const Reference ref = load_reference(j.real, reference_options(j, j.n, nullptr, *net), *net);
-  const metrics::Features fake = features_of(j.fake, *net, j, j.all || domain);
-  const metrics::GaussianStats fs = metrics::compute_stats(fake.pool);
-  std::cout << std::setprecision(6) << "FID " << metrics::frechet_distance(ref.stats.mu, ref.stats.sigma, fs.mu, fs.sigma)
-            << "\n";
+  const metrics::Features fake = features_of(j.fake, *net, j, wants_logits(*net, j.metrics));
+  const Score sc = score_features(fake, ref, *net, j.metrics);
+  std::cout << std::setprecision(6);
+  print_score(sc, j.metrics, std::cout);
   report_class_accuracy(fake, *net, j.fake);
-  if (!j.all) return;
-  if (!domain) {
-    const auto is = metrics::inception_score(fake.logits, static_cast<int>(std::min<int64_t>(10, fake.pool.size(0))));
-    std::cout << "IS " << is.mean << " +- " << is.std << "\n";
-  }
-  if (!ref.pool.defined()) {
-    std::cout << ref.no_kid_why << "\n";
-  } else {
-    const auto k = metrics::kernel_inception_distance(ref.pool, fake.pool, 100, 1000, 0);
-    std::cout << "KID " << k.mean << " +- " << k.std << "\n";
-  }
 }
 
 }  // namespace hamgan::eval

@@ -8,9 +8,12 @@
 // checkpoint's stored config).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "gan/eval/metric_set.h"
+#include "gan/eval/reference.h"
 #include "gan/sample/sampler.h"
 
 namespace hamgan::eval {
@@ -34,11 +37,17 @@ struct FidJob {
   int64_t channels = 0;  // 0: the classifier's, else 1 for fmnist, else 3
   int workers = 2;
   // Scores.
-  bool all = false;       // also IS and KID
+  MetricSet metrics;       // beyond FID (--metrics, --all)
   bool quantize = true;   // samples through 8 bit, as `hamgan sample` writes them
   sample::SamplerOptions sampler;
 };
 
+// The feature network of `job` (its --features classifier, else Inception, whose weights may
+// come from `stored`, a checkpoint's config), announced on stderr.
+std::unique_ptr<metrics::FeatureNet> make_feature_net(const FidJob& job, const Config* stored = nullptr);
+// How to read the real side for `job` with n images, at the resolution of the classifier, else
+// of `cfg`, else 32.
+ReferenceOptions reference_options(const FidJob& job, int64_t n, const Config* cfg, const metrics::FeatureNet& net);
 // Fails on negative counts and a zero batch before anything is read.
 void check_fid_job(const FidJob& job);
 void fid_stats(const FidJob& job);

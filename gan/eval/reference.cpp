@@ -62,15 +62,18 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
     r.stats = metrics::load_stats(real);
     metrics::check_same_net(r.stats, net.identity(), real);
     if (!r.stats.images.empty()) std::cerr << real << ": statistics of " << r.stats.images << "\n";
-    r.no_kid_why = "KID needs real image features; --real " + real + " holds only statistics (pass a directory or data source)";
+    r.no_kid_why = "KID, precision/recall, density/coverage and intra-class FID need real image features; --real " +
+                   real + " holds only statistics (pass a directory or data source)";
     return r;
   }
   // An image directory unless it is (or is asked to be read as) a non-folder data source.
   if (opt.format == DataFormat::Auto && detect_format(real) == DataFormat::Folder) {
     const auto files = chosen_images(real, opt.n, opt.at_most, opt.subset_seed);
     r.pool = metrics::extract_features(net, metrics::image_batches(files, net, opt.batch, opt.workers), false).pool;
+    r.labels = folder_labels(real, files);
   } else {
-    r.pool = data_features(real, opt, net).pool;
+    const metrics::Features f = data_features(real, opt, net);
+    r.pool = f.pool, r.labels = f.labels;
   }
   r.stats = metrics::compute_stats(r.pool);
   r.stats.net = net.identity();

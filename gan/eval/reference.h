@@ -23,6 +23,7 @@ struct ReferenceOptions {
 struct Reference {
   metrics::GaussianStats stats;
   torch::Tensor pool;      // [N, dim] real features; undefined for an .npz
+  torch::Tensor labels;    // [N] their classes when known (data sources, class directories)
   std::string no_kid_why;  // set when pool is undefined
 };
 

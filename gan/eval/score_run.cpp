@@ -46,11 +46,18 @@ void check_run_net(const std::string& run_dir, const std::string& identity) {
 void plot_run(const std::string& run_dir) {
   const auto rows = eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
-  std::vector<double> xs, fid, acc;
-  bool any_acc = false;
+  std::vector<double> xs, fid, acc, ifid;
+  std::vector<metrics::Series> prdc = {{"PRECISION", {}}, {"RECALL", {}}, {"DENSITY", {}}, {"COVERAGE", {}}};
+  bool any_acc = false, any_prdc = false, any_ifid = false;
   for (const auto& r : rows) {
     xs.push_back(static_cast<double>(r.iteration)), fid.push_back(r.fid), acc.push_back(r.class_acc);
+    ifid.push_back(r.ifid);
+    for (const auto& [s, v] : {std::pair{0, r.precision}, {1, r.recall}, {2, r.density}, {3, r.coverage}}) {
+      prdc[static_cast<size_t>(s)].ys.push_back(v);
+      any_prdc = any_prdc || std::isfinite(v);
+    }
     any_acc = any_acc || std::isfinite(r.class_acc);
+    any_ifid = any_ifid || std::isfinite(r.ifid);
   }
   metrics::PlotStyle st;
   st.y_label = rows.back().net.empty() ? "FID" : "FID (DOMAIN FEATURES)";
@@ -59,7 +66,42 @@ void plot_run(const std::string& run_dir) {
     st.y_label = "CLASS ACCURACY";
     panels.push_back(metrics::line_plot(xs, acc, st));
   }
+  if (any_prdc) {  // a series with no finite point cannot be drawn: only the computed ones
+    std::vector<metrics::Series> shown;
+    for (const auto& s : prdc)
+      if (std::any_of(s.ys.begin(), s.ys.end(), [](double v) { return std::isfinite(v); })) shown.push_back(s);
+    st.y_label = "PRECISION, RECALL, DENSITY, COVERAGE";
+    panels.push_back(metrics::line_plot(xs, shown, st));
+  }
+  if (any_ifid) {
+    st.y_label = "INTRA-CLASS FID";
+    panels.push_back(metrics::line_plot(xs, ifid, st));
+  }
   write_png((fs::path(run_dir) / "fid.png").string(), metrics::stack_panels(panels));
+}
+
+FidRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,
+                        const metrics::FeatureNet& net, std::ostream& log) {
+  const std::string csv = (fs::path(opt.run_dir) / "fid.csv").string();
+  const sample::Sampler s(c, opt.sampler, log);
+  const Score sc = score_samples(s, opt.n, net, ref, opt.metrics, opt.quantize);
+  eval::FidRow row;
+  row.iteration = iteration;
+  row.fid = sc.fid, row.is = sc.is, row.kid = sc.kid, row.n = sc.n, row.seconds = sc.seconds;
+  row.class_acc = sc.class_acc.overall, row.net = net.identity();
+  row.precision = sc.precision, row.recall = sc.recall, row.density = sc.density, row.coverage = sc.coverage;
+  row.ifid = sc.ifid;
+  eval::append_fid_row(csv, row);
+  plot_run(opt.run_dir);
+  log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid;
+  if (net.n_classes() > 0) log << ", class accuracy " << metrics::format_class_accuracy(sc.class_acc);
+  else if (std::isfinite(sc.is)) log << ", IS " << sc.is;
+  if (std::isfinite(sc.kid)) log << ", KID " << sc.kid;  // none against an .npz reference
+  if (std::isfinite(sc.precision)) log << ", precision " << sc.precision << ", recall " << sc.recall;
+  if (std::isfinite(sc.density)) log << ", density " << sc.density << ", coverage " << sc.coverage;
+  if (std::isfinite(sc.ifid)) log << ", intra-class FID " << sc.ifid;
+  log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n" << std::defaultfloat << std::flush;
+  return row;
 }
 
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
@@ -89,21 +131,7 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
       if (damaged) damaged->push_back(path);
       continue;
     }
-    const sample::Sampler s(*c, opt.sampler, log);
-    const Score sc = score_samples(s, opt.n, net, ref, true, opt.quantize);
-    eval::FidRow row;
-    row.iteration = iteration;
-    row.fid = sc.fid, row.is = sc.is, row.kid = sc.kid, row.n = sc.n, row.seconds = sc.seconds;
-    row.class_acc = sc.class_acc.overall, row.net = net.identity();
-    eval::append_fid_row(csv, row);
-    added.push_back(row);
-    plot_run(opt.run_dir);
-    log << "iteration " << iteration << ": FID " << std::setprecision(6) << sc.fid;
-    if (net.n_classes() > 0) log << ", class accuracy " << metrics::format_class_accuracy(sc.class_acc);
-    else if (std::isfinite(sc.is)) log << ", IS " << sc.is;
-    if (std::isfinite(sc.kid)) log << ", KID " << sc.kid;  // none against an .npz reference
-    log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n"
-        << std::defaultfloat << std::flush;
+    added.push_back(score_checkpoint(*c, iteration, opt, ref, net, log));
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);

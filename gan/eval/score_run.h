@@ -19,6 +19,7 @@ struct RunScoreOptions {
   int64_t n = 10000;
   sample::SamplerOptions sampler;
   bool quantize = true;
+  MetricSet metrics;  // fid.csv's columns beyond FID
 };
 
 // (iteration, path) of DIR/checkpoints/ckpt_<iteration>.pt, oldest first.
@@ -31,6 +32,10 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                     const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged = nullptr);
+// One checkpoint of the run (already loaded) scored, its row appended to DIR/fid.csv, fid.png
+// redrawn, a line on `log`; the row. score_run's step and the in-training scorer's.
+FidRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,
+                        const metrics::FeatureNet& net, std::ostream& log);
 // Error unless every row of DIR/fid.csv was scored with feature network `identity`.
 void check_run_net(const std::string& run_dir, const std::string& identity);
 // Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).

@@ -55,6 +55,7 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
   TrainOptions to;
   to.out_dir = job.out_dir;
   if (data) to.class_names = data->class_names();
+  to.eval = job.eval;
   to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1);
   if (to.device->is_cuda()) compat::cuda_set_device(to.device->index());  // before NCCL and any allocation
   std::unique_ptr<DataParallel> dp;

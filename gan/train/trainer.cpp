@@ -319,14 +319,16 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   if (resumed) t.restore(*resumed);
   report.banner(t, resumed, dir);
   if (opt.dp) t.set_data_parallel(opt.dp);
-  t.set_say([&report](const std::string& w) { report.message(w); });
-  dir.set_say([&report](const std::string& w) { report.message(w); });
+  const PhaseProgress::Say say = [&report](const std::string& w) { report.message(w); };
+  t.set_say(say);
+  dir.set_say(say);
   const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), resumed ? resumed->loader : LoaderState{});
   stop.start();
   report.start(t, dir);
 
   TrainOutcome outcome = TrainOutcome::Finished;
   const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence (issue 25)
+  int64_t last_eval = -1;
   try {
     while (t.iteration() < tc.iterations) {
       t.set_lr_scale(lr_scale(tc, budget_progress(tc, t.iteration(), stop.elapsed_s())));
@@ -337,8 +339,11 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       const bool report_point = it == first_it || every(tc.log_every, it) || every(tc.checkpoint_every, it);
       const std::optional<TrainOutcome> stopping = stop.check(report_point);
       if (report_point || stopping) report.report(t, stop, dir);
+      const bool eval_point = opt.eval && every(tc.eval_every, it);
       if (every(tc.sample_every, it)) dir.save_grid(t);
-      if (every(tc.checkpoint_every, it)) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+      if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+      if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say);
+      if (eval_point) last_eval = it;
       if (stopping) {
         outcome = *stopping;
         break;
@@ -353,6 +358,9 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     if (tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
   }
+  // The end is scored too: the best checkpoint may be the last one.
+  if (opt.eval && tc.eval_every > 0 && last_eval != t.iteration() && lead)
+    opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say);
   report.finish(outcome, t, dir);
   return {outcome, t.iteration()};
 }

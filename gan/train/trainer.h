@@ -87,6 +87,11 @@ class Trainer {
   std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> scripted_zy_;  // tests: train_hooks.h
 };
 
+// Scores a checkpoint while training (gan/eval/train_scorer.h plugs in; gan/train cannot see
+// gan/eval): called on the lead rank at every train.eval_every iteration and at the end, with
+// the checkpoint just written; `say` prints a line between the progress lines.
+using EvalHook = std::function<void(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say)>;
+
 struct TrainOptions {
   std::string out_dir;            // checkpoints/, samples/, metrics.jsonl
   bool handle_signals = true;     // SIGINT/SIGTERM: finish the step, checkpoint, stop
@@ -94,6 +99,7 @@ struct TrainOptions {
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
   std::optional<torch::Device> device;  // this rank's; unset: train_device(train.device, dp)
   std::vector<std::string> class_names;  // the data's (synsets); a new run writes classes.txt
+  EvalHook eval;                          // train.eval_every's scorer; null: none
 };
 
 struct TrainResult {

@@ -1,0 +1,24 @@
+// Scoring while training (issue 22; BigGAN-PyTorch's test_every + which_best, StyleGAN2-ADA's
+// metric snapshots): every train.eval_every iterations the training loop writes a checkpoint
+// and this scores its EMA generator exactly as `hamgan fid --run` would (train.eval_n samples
+// from seed 0, the same fid.csv row and fid.png), then keeps the train.keep_best best
+// checkpoints by train.best_metric as checkpoints/best_ckpt_<iteration>.pt: hard links (a copy
+// where links fail) that checkpoint pruning never touches. Feature network: train.eval_features
+// (a domain classifier), else Inception (eval.inception); reference: train.eval_real, else
+// the training data, a class-balanced subset of eval_n images.
+#pragma once
+#include <string>
+
+#include "gan/config.h"
+#include "gan/train/trainer.h"
+
+namespace hamgan::eval {
+
+// Loads the feature network and the reference now (errors before training starts); the hook
+// holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
+EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir);
+
+// checkpoints/best_ckpt_<iteration>.pt of a run directory.
+std::string best_checkpoint_path(const std::string& run_dir, int64_t iteration);
+
+}  // namespace hamgan::eval

@@ -1,0 +1,27 @@
+// Precision, recall, density and coverage of generated features against real ones, from balls
+// B(x, NND_k(x)) whose radius is the distance to x's k-th nearest *other* point of its own set:
+//  - precision / recall (Kynkaanniemi et al. 2019, "Improved precision and recall metric for
+//    assessing generative models", k = 3): precision = fraction of fakes inside at least one
+//    real ball; recall = fraction of reals inside at least one fake ball.
+//  - density / coverage (Naeem et al. 2020, "Reliable fidelity and diversity metrics for
+//    generative models", k = 5, real balls only):
+//      density  = 1/(kM) sum_j sum_i 1[Y_j in B(X_i, NND_k(X_i))]   (can exceed 1)
+//      coverage = 1/N sum_i 1[min_j ||X_i - Y_j|| < NND_k(X_i)]
+// As in the authors' `prdc` package (the reference the oracle follows), a point is not one of
+// its own k neighbours and a ball is open (<): a point on the boundary is outside. Kynkaanniemi
+// et al.'s Eq. 1 writes <=; the two differ only on exact ties such as duplicated points.
+#pragma once
+#include <torch/torch.h>
+
+namespace hamgan::metrics {
+
+struct Prdc {
+  double precision, recall, density, coverage;
+};
+
+// real [N, d], fake [M, d]: any float dtype, any device (computed there in float32; squared
+// distances blockwise, `block` rows x N at a time, so N x M never materialises).
+Prdc precision_recall_density_coverage(const torch::Tensor& real, const torch::Tensor& fake, int64_t k_pr = 3,
+                                       int64_t k_dc = 5, int64_t block = 1024);
+
+}  // namespace hamgan::metrics
