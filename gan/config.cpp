@@ -22,6 +22,10 @@ const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear,
 const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
                                             {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},
                                             {DataFormat::Auto, "auto"}};
+const Words<BestMetric> kBestMetricWords = {
+    {BestMetric::Fid, "fid"},           {BestMetric::Kid, "kid"},       {BestMetric::Ifid, "ifid"},
+    {BestMetric::ClassAcc, "class_acc"}, {BestMetric::Precision, "precision"}, {BestMetric::Recall, "recall"},
+    {BestMetric::Density, "density"},   {BestMetric::Coverage, "coverage"}};
 
 namespace {
 
@@ -129,8 +133,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.eval_features = t.string("eval_features", cfg.train.eval_features);
   cfg.train.eval_real = t.string("eval_real", cfg.train.eval_real);
   cfg.train.eval_metrics = t.string("eval_metrics", cfg.train.eval_metrics);  // words checked by gan/eval
-  cfg.train.best_metric = t.choice("best_metric", cfg.train.best_metric,
-                                   {"fid", "kid", "ifid", "class_acc", "precision", "recall", "density", "coverage"});
+  cfg.train.best_metric = t.word("best_metric", cfg.train.best_metric, kBestMetricWords);
   cfg.train.keep_best = t.integer("keep_best", cfg.train.keep_best, 1, 1000);
   t.finish();
 

@@ -14,12 +14,15 @@ enum class AmpMode { Auto, On, Off };                   // train.amp: auto | tru
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
 enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format; auto: from data.path
+// train.best_metric (gan/eval/train_scorer.h): fid, kid, ifid lower is better, the rest higher.
+enum class BestMetric { Fid, Kid, Ifid, ClassAcc, Precision, Recall, Density, Coverage };
 extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<LrDecay> kLrDecayWords;
 extern const Words<DataFormat> kDataFormatWords;
+extern const Words<BestMetric> kBestMetricWords;
 
 struct ModelConfig {
   int64_t resolution = 128;      // 32, 64 or 128
@@ -78,7 +81,7 @@ struct TrainConfig {
   std::string eval_features;          // domain classifier (fid --features); "": Inception
   std::string eval_real;              // reference (.npz, images, data source); "": data.path
   std::string eval_metrics = "fid";   // as fid --metrics
-  std::string best_metric = "fid";    // fid, kid, ifid (lower is better), class_acc, precision, recall, density, coverage
+  BestMetric best_metric = BestMetric::Fid;  // ranks the kept best checkpoints
   int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
 };
 

@@ -429,3 +429,17 @@ TEST(NothingLost, ACheckpointPrunedWhileScoringIsNotDamaged) {
   EXPECT_TRUE(damaged.empty()) << log.str();
   EXPECT_NE(log.str().find("was deleted before it was scored (pruned by training?)"), std::string::npos) << log.str();
 }
+
+// 25: a model.n_classes that does not match the folder fails before the run directory is made
+// (it used to fail after writing config.yaml), naming the count to set.
+TEST(NothingLost, AWrongClassCountFailsBeforeTheRunDirectoryIsWritten) {
+  const std::string data = image_folder("two_classes", 4, 0);
+  const std::string out = test::fresh_dir("test_nothing_lost", "wrong_classes_run");  // not created
+  const std::string e = test::error_of([&] {
+    test::run_cli(cli::train, "train",
+                  {"-c", test::source_path("configs/fmnist32_sagan.yaml"), "--out", out, "data.format=folder",
+                   "data.path=" + data, "model.n_classes=5", "model.image_channels=3", "--threads", "1"});
+  });
+  EXPECT_NE(e.find("has 2 classes; set model.n_classes=2"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(out)) << "nothing written";
+}

@@ -9,6 +9,7 @@
 #include <set>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
@@ -24,26 +25,29 @@ namespace hamgan::eval {
 namespace {
 
 // best_metric's value in a row (NaN when not computed) and whether lower is better.
-std::pair<double, bool> metric_of(const FidRow& r, const std::string& m) {
-  if (m == "fid") return {r.fid, true};
-  if (m == "kid") return {r.kid, true};
-  if (m == "ifid") return {r.ifid, true};
-  if (m == "class_acc") return {r.class_acc, false};
-  if (m == "precision") return {r.precision, false};
-  if (m == "recall") return {r.recall, false};
-  if (m == "density") return {r.density, false};
-  if (m == "coverage") return {r.coverage, false};
-  fail("train.best_metric '", m, "': unknown");
+std::pair<double, bool> metric_of(const FidRow& r, BestMetric m) {
+  switch (m) {
+    case BestMetric::Fid: return {r.fid, true};
+    case BestMetric::Kid: return {r.kid, true};
+    case BestMetric::Ifid: return {r.ifid, true};
+    case BestMetric::ClassAcc: return {r.class_acc, false};
+    case BestMetric::Precision: return {r.precision, false};
+    case BestMetric::Recall: return {r.recall, false};
+    case BestMetric::Density: return {r.density, false};
+    case BestMetric::Coverage: return {r.coverage, false};
+  }
+  throw std::logic_error("metric_of: a BestMetric without a column");
 }
 
 // The metric set must compute best_metric; class accuracy needs a classifier.
-void check_best_metric(const std::string& m, const MetricSet& set, bool classifier) {
-  const bool ok = m == "fid" || (m == "kid" && set.kid) || (m == "ifid" && set.ifid) ||
-                  (m == "class_acc" && classifier) || ((m == "precision" || m == "recall") && set.pr) ||
-                  ((m == "density" || m == "coverage") && set.dc);
+void check_best_metric(BestMetric m, const MetricSet& set, bool classifier) {
+  using B = BestMetric;
+  const bool ok = m == B::Fid || (m == B::Kid && set.kid) || (m == B::Ifid && set.ifid) ||
+                  (m == B::ClassAcc && classifier) || ((m == B::Precision || m == B::Recall) && set.pr) ||
+                  ((m == B::Density || m == B::Coverage) && set.dc);
   if (!ok)
-    fail("train.best_metric ", m, ": not computed by train.eval_metrics '", metrics_text(set), "'",
-         m == "class_acc" ? " (class accuracy needs train.eval_features, a domain classifier)" : "");
+    fail("train.best_metric ", word_of(m, kBestMetricWords), ": not computed by train.eval_metrics '",
+         metrics_text(set), "'", m == B::ClassAcc ? " (class accuracy needs train.eval_features, a domain classifier)" : "");
 }
 
 class TrainScorer {
@@ -106,7 +110,7 @@ class TrainScorer {
       std::error_code ec;
       fs::create_hard_link(checkpoint, best, ec);
       if (ec) fs::copy_file(checkpoint, best, fs::copy_options::overwrite_existing);
-      said = "; best " + tc.best_metric + " so far: " + fs::path(best).filename().string();
+      said = "; best " + word_of(tc.best_metric, kBestMetricWords) + " so far: " + fs::path(best).filename().string();
     }
     static const std::regex re(R"(best_ckpt_(\d+)\.pt)");
     for (const auto& f : fs::directory_iterator(fs::path(opt_.run_dir) / "checkpoints")) {
