@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <sstream>
 
 #include "core/error.h"
@@ -258,4 +259,28 @@ TEST(Config, InfoGetPrintsOneResolvedValue) {
             "ham_nmf\n");
   const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--get", "train.nope"}); });
   EXPECT_NE(e.find("--get 'train.nope': no such config key"), std::string::npos) << e;
+}
+
+// Issue 21.2: every word-valued key is an enum read through its word table, so a bool or a text
+// no longer assigns to it (`cfg.train.amp = true;` compiled and became "\x01"), and each word
+// reads back as itself.
+static_assert(!std::is_assignable_v<AmpMode&, bool> && !std::is_assignable_v<AmpMode&, const char*>);
+static_assert(!std::is_assignable_v<DeviceChoice&, const char*> && !std::is_assignable_v<DataFormat&, const char*>);
+static_assert(!std::is_assignable_v<BestMetric&, const char*> && !std::is_assignable_v<GanLoss&, bool>);
+TEST(Config, WordKeysReadEveryWordOfTheirTable) {
+  const auto check = [](const std::string& section, const std::string& key, const auto& words, const auto& field) {
+    for (const auto& [value, word] : words) {
+      const Config c = parse_config("model: {resolution: 32, n_classes: 3, image_channels: 1}\n", "words",
+                                    {section + "." + key + "=" + word});
+      EXPECT_EQ(field(c), value) << section << "." << key << "=" << word;
+      EXPECT_EQ(c.resolved[section][key].template as<std::string>(), word);
+    }
+  };
+  check("train", "amp", kAmpWords, [](const Config& c) { return c.train.amp; });
+  check("train", "device", kDeviceWords, [](const Config& c) { return c.train.device; });
+  check("train", "loss", kLossWords, [](const Config& c) { return c.train.loss; });
+  check("train", "lr_decay", kLrDecayWords, [](const Config& c) { return c.train.lr_decay; });
+  check("train", "best_metric", kBestMetricWords, [](const Config& c) { return c.train.best_metric; });
+  check("data", "format", kDataFormatWords, [](const Config& c) { return c.data.format; });
+  check("model", "init", kInitWords, [](const Config& c) { return c.model.init; });
 }
