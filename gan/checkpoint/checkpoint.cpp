@@ -32,6 +32,22 @@ int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
 
 }  // namespace
 
+namespace {
+
+// Checkpoints known good, by path: (size@mtime when known good, iteration inside).
+std::map<std::string, std::pair<std::string, std::optional<int64_t>>>& verified_files() {
+  static std::map<std::string, std::pair<std::string, std::optional<int64_t>>> seen;
+  return seen;
+}
+
+std::string file_stamp(const std::string& path) {
+  std::error_code ec;
+  return std::to_string(fs::file_size(path, ec)) + "@" +
+         std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   if (!c.g || !c.d || !c.opt_g || !c.opt_d) fail(path, ": checkpoint needs G, D and both optimizers");
   torch::serialize::OutputArchive ar;
@@ -59,6 +75,10 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   std::ostringstream bytes;
   ar.save_to(bytes);
   io::write_file_atomically(path, bytes.str());
+  // Written whole and fsync'ed under a temporary name, then renamed: good as written. Pruning
+  // need not read it back (a 128 px model's checkpoint is ~1 GB, issue 25); a file changed
+  // since has another size or mtime and is verified again.
+  verified_files()[path] = {file_stamp(path), c.iteration};
 }
 
 CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
@@ -228,11 +248,10 @@ void check_readable(const std::string& path) {
 // iteration stored inside equals its name's. nullopt: damaged. Remembered per (path, size,
 // mtime), since pruning asks at every checkpoint.
 std::optional<int64_t> verified_iteration(const CheckpointFile& f) {
-  static std::map<std::string, std::pair<std::string, std::optional<int64_t>>> seen;
-  std::error_code ec;
-  const std::string stamp = std::to_string(fs::file_size(f.path, ec)) + "@" +
-                            std::to_string(fs::last_write_time(f.path, ec).time_since_epoch().count());
-  if (auto it = seen.find(f.path); it != seen.end() && it->second.first == stamp) return it->second.second;
+  auto& seen = verified_files();
+  const std::string stamp = file_stamp(f.path);
+  if (auto it = seen.find(f.path); it != seen.end() && it->second.first == stamp)
+    return it->second.second == f.iteration ? it->second.second : std::nullopt;
   check_readable(f.path);
   std::optional<int64_t> iteration;
   try {

@@ -9,9 +9,13 @@ torch::Tensor stt_dense_logits(const torch::Tensor& q, const SttDenseWeights& a)
   const torch::Tensor x = q.permute({0, 2, 3, 1});
   // Each term contracts the reduced mode with its vector first, then expands the other two
   // modes by matrix products: Z_H = A2 (sum_h a1[h] X[h]) A3^T, and likewise (Eq. 14-16).
-  const torch::Tensor mh = torch::tensordot(x, a.zh_a1, {1}, {0});  // B x W x c
-  const torch::Tensor mw = torch::tensordot(x, a.zw_a2, {2}, {0});  // B x H x c
-  const torch::Tensor mc = torch::tensordot(x, a.zc_a3, {3}, {0});  // B x H x W
+  // tensordot is on no autocast list in LibTorch 2.x and refuses a bf16 x with fp32 weights
+  // (found by tests/test_host_reads.cpp's bf16 training steps): the weights take x's dtype
+  // (1.13's autocast runs tensordot in fp32 either way).
+  const auto as_x = [&x](const torch::Tensor& w) { return w.to(x.scalar_type()); };
+  const torch::Tensor mh = torch::tensordot(x, as_x(a.zh_a1), {1}, {0});  // B x W x c
+  const torch::Tensor mw = torch::tensordot(x, as_x(a.zw_a2), {2}, {0});  // B x H x c
+  const torch::Tensor mc = torch::tensordot(x, as_x(a.zc_a3), {3}, {0});  // B x H x W
   // In-place sums keep one B x N x N buffer instead of five (matmul's backward needs its
   // inputs, not its output, so this is autograd-safe).
   torch::Tensor z = torch::matmul(torch::matmul(a.zh_a2, mh), a.zh_a3.t());
