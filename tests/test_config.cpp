@@ -257,6 +257,10 @@ TEST(Config, InfoGetPrintsOneResolvedValue) {
   EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "data.path"}), "/usr/share/datasets/fashion-mnist\n");
   EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "generator.context.type", "train.batch_size=8"}),
             "ham_nmf\n");
+  // An override holding commas is one override (cxxopts split it into "train.eval_metrics=fid"
+  // and "pr" before, an error).
+  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "train.eval_metrics", "train.eval_metrics=fid,pr,dc"}),
+            "fid,pr,dc\n");
   const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--get", "train.nope"}); });
   EXPECT_NE(e.find("--get 'train.nope': no such config key"), std::string::npos) << e;
 }

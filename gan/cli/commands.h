@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+// cxxopts splits every vector-valued option at ',' by default, so `train.eval_metrics=fid,pr`
+// reached the config as two overrides and `--run a,b` as two runs: split at nothing a command
+// line holds instead. The only include of cxxopts.hpp, so every file agrees.
+#define CXXOPTS_VECTOR_DELIMITER '\0'
 #include <cxxopts.hpp>
 
 #include "gan/config.h"
