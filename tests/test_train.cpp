@@ -171,7 +171,12 @@ TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   const Ran r = run(tiny(), dir, hooks);
   EXPECT_EQ(r.outcome, TrainOutcome::Interrupted);
   EXPECT_EQ(r.iteration, 2);
-  EXPECT_EQ(load_checkpoint(checkpoint_path(dir + "/checkpoints", 2)).iteration, 2);
+  const CheckpointData stopped = load_checkpoint(checkpoint_path(dir + "/checkpoints", 2));
+  EXPECT_EQ(stopped.iteration, 2);
+  // Answered within the step and the write (issue 25): standing statistics are left to the
+  // loader (flag 0, load_generator computes them), and no grid is drawn.
+  EXPECT_EQ(stopped.ema_standing, 0);
+  EXPECT_FALSE(fs::exists(dir + "/samples/samples_000000002.png"));
   struct sigaction now {};
   sigaction(SIGINT, nullptr, &now);
   EXPECT_EQ(now.sa_handler, SIG_DFL);  // the previous handler is back

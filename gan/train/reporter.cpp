@@ -27,7 +27,7 @@ void Reporter::banner(const Trainer& t, const std::optional<CheckpointData>& res
        << (tc.lr_decay == LrDecay::Linear
                ? "; lr linear to 0 from " + std::to_string(int(tc.lr_decay_from * 100 + 0.5)) + "% of the budget"
                : std::string())
-       << "; output in " << dir.path() << "\n";
+       << "; output in " << dir.path() << std::endl;  // flushed: a pipe holds it until the first step otherwise
 }
 
 void Reporter::start(const Trainer& t, const RunDir& dir) {

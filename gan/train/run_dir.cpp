@@ -1,6 +1,8 @@
 #include "gan/train/run_dir.h"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -46,12 +48,23 @@ std::string RunDir::checkpoint_path(int64_t iteration) const {
   return hamgan::checkpoint_path(ckpt_dir_.string(), iteration);
 }
 
-void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep) {
+void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep, bool standing) {
   last_ckpt_ = t.iteration();
   if (!lead_) return;
   const auto t0 = std::chrono::steady_clock::now();
   const std::string path = checkpoint_path(t.iteration());
-  t.save(path, loader);
+  // G, D, Adam's two moments of each and EMA G, in fp32: a line before a write of that size
+  // (981 MB for HamGAN-128, 7-8 s here), so a slow disk is never silence (issue 25).
+  int64_t g_params = 0, d_params = 0;
+  for (const auto& p : t.g()->parameters()) g_params += p.numel();
+  for (const auto& p : t.d()->parameters()) d_params += p.numel();
+  const double mb = 4e-6 * static_cast<double>(3 * (g_params + d_params) + (t.g_ema() ? g_params : 0));
+  if (mb > 200 && say_) {
+    char line[64];
+    std::snprintf(line, sizeof line, " (about %.0f MB)", mb);
+    say_("writing checkpoint " + path + line);
+  }
+  t.save(path, loader, standing);
   prune_checkpoints(ckpt_dir_.string(), keep);
   // A 128 px model's checkpoint is hundreds of MB: say what took the time (issue 25).
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -70,7 +83,17 @@ void RunDir::save_grid(Trainer& t) {
         sample::training_grid_latents(cfg.model.n_classes, cfg.generator.z_dim, cfg.train.seed);
   char name[64];
   std::snprintf(name, sizeof name, "samples_%09lld.png", static_cast<long long>(t.iteration()));
-  write_png((sample_dir_ / name).string(), labeled_grid(t.sample(grid_z_, grid_y_), grid_y_, 8));
+  // A micro-batch at a time, with progress: 80 images of a 128 px model are seconds each batch.
+  const int64_t n = grid_z_.size(0), b = std::min(n, std::max<int64_t>(1, t.micro_batch()));
+  std::vector<torch::Tensor> images = {t.sample(grid_z_.narrow(0, 0, b), grid_y_.narrow(0, 0, b))};  // standing stats first
+  PhaseProgress progress(say_, std::string("grid ") + name, n, "images");
+  progress.add(b);
+  for (int64_t i = b; i < n; i += b) {
+    const int64_t k = std::min(b, n - i);
+    images.push_back(t.sample(grid_z_.narrow(0, i, k), grid_y_.narrow(0, i, k)));
+    progress.add(k);
+  }
+  write_png((sample_dir_ / name).string(), labeled_grid(torch::cat(images), grid_y_, 8));
 }
 
 }  // namespace hamgan

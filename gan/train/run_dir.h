@@ -29,7 +29,8 @@ class RunDir {
   std::optional<CheckpointData> resume(const Config& cfg, torch::Device device, std::ostream& out,
                                        const std::vector<std::string>& class_names = {});
   // checkpoints/ckpt_<iteration>.pt, then the newest `keep` kept.
-  void save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep);
+  // standing: as Trainer::save.
+  void save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep, bool standing = true);
   std::string checkpoint_path(int64_t iteration) const;
   int64_t last_checkpoint() const { return last_ckpt_; }  // -1: none yet
   // samples/samples_<iteration>.png: the class grid of gan/sample/grid.h's fixed latents.

@@ -178,19 +178,20 @@ torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
   return x;
 }
 
-void Trainer::save(const std::string& path, const LoaderState& loader) {
-  save_checkpoint(path, checkpoint(loader));
+void Trainer::save(const std::string& path, const LoaderState& loader, bool standing) {
+  save_checkpoint(path, checkpoint(loader, standing));
 }
 
-CheckpointWrite Trainer::checkpoint(const LoaderState& loader) {
+CheckpointWrite Trainer::checkpoint(const LoaderState& loader, bool standing) {
   CheckpointWrite c;
   c.iteration = iteration_;
   c.config_yaml = to_yaml(cfg_.resolved);
   c.g = g_.get();
   c.d = d_.get();
-  ensure_standing_stats();
+  if (standing) ensure_standing_stats();
   c.g_ema = ema_ ? g_ema_.get() : nullptr;
-  c.ema_standing = cfg_.train.ema_standing_batches;
+  // Flagged only when the EMA G's BN holds them; without, whoever loads it computes them.
+  c.ema_standing = standing_at_ == iteration_ ? cfg_.train.ema_standing_batches : 0;
   c.opt_g = opt_g_.get();
   c.opt_d = opt_d_.get();
   c.loader = loader;
@@ -354,9 +355,13 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     fail_lost_ranks(*opt.dp, t.iteration(), dir, e);
   }
   report.report(t, stop, dir);
-  if (dir.last_checkpoint() != t.iteration()) {  // the last iteration always leaves a grid and a checkpoint
-    if (tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
-    dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+  // The last iteration always leaves a checkpoint, and a grid unless a stop was requested: a
+  // signal is answered within the step and the checkpoint write (issue 25: standing statistics
+  // and a 128 px grid took 16 s more), the EMA G's standing statistics left to the loader.
+  const bool interrupted = outcome == TrainOutcome::Interrupted;
+  if (dir.last_checkpoint() != t.iteration()) {
+    if (!interrupted && tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
+    dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
   }
   // The end is scored too: the best checkpoint may be the last one.
   if (opt.eval && tc.eval_every > 0 && last_eval != t.iteration() && lead)

@@ -36,10 +36,12 @@ class Trainer {
   void restore(const CheckpointData& c);
   // One iteration; never waits for the device (losses stay on it, see stats()).
   void step(BatchSource& real);
-  void save(const std::string& path, const LoaderState& loader);
+  // standing false: the EMA G's standing statistics are left to whoever loads the checkpoint
+  // (gan/checkpoint's load_generator computes them), as a stop request wants it fast.
+  void save(const std::string& path, const LoaderState& loader, bool standing = true);
   // What save() writes (models, optimizers, RNG states: "sample", "cpu_default", and
   // "cuda_default" when training on CUDA).
-  CheckpointWrite checkpoint(const LoaderState& loader);
+  CheckpointWrite checkpoint(const LoaderState& loader, bool standing = true);
   // Images from the EMA G when enabled (with its standing statistics), else G; eval mode,
   // no grad, nothing else changes state.
   torch::Tensor sample(const torch::Tensor& z, const torch::Tensor& y);
