@@ -68,9 +68,12 @@ void plot_run(const std::string& run_dir) {
   }
   if (any_prdc) {  // a series with no finite point cannot be drawn: only the computed ones
     std::vector<metrics::Series> shown;
+    st.y_label.clear();
     for (const auto& s : prdc)
-      if (std::any_of(s.ys.begin(), s.ys.end(), [](double v) { return std::isfinite(v); })) shown.push_back(s);
-    st.y_label = "PRECISION, RECALL, DENSITY, COVERAGE";
+      if (std::any_of(s.ys.begin(), s.ys.end(), [](double v) { return std::isfinite(v); })) {
+        shown.push_back(s);
+        st.y_label += (st.y_label.empty() ? "" : ", ") + s.name;
+      }
     panels.push_back(metrics::line_plot(xs, shown, st));
   }
   if (any_ifid) {
