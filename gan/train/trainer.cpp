@@ -363,8 +363,8 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     if (!interrupted && tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
   }
-  // The end is scored too: the best checkpoint may be the last one.
-  if (opt.eval && tc.eval_every > 0 && last_eval != t.iteration() && lead)
+  // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.
+  if (opt.eval && tc.eval_every > 0 && last_eval != t.iteration() && lead && !interrupted)
     opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say);
   report.finish(outcome, t, dir);
   return {outcome, t.iteration()};
