@@ -29,6 +29,25 @@ const Words<BestMetric> kBestMetricWords = {
 
 namespace {
 
+// "color,translation,cutout" -> flags; each word at most once (the order is fixed: diff_augment.h).
+DiffAugPolicy diffaug_policy(ConfigNode& t, const std::string& text) {
+  DiffAugPolicy p;
+  std::stringstream in(text);
+  std::string word;
+  std::set<std::string> seen;
+  const std::string expected = "expected a comma-separated list of color, translation, cutout (\"\": none), got '" + text + "'";
+  while (std::getline(in, word, ',')) {
+    word.erase(0, word.find_first_not_of(' '));
+    word.erase(word.find_last_not_of(' ') + 1);
+    if (!seen.insert(word).second) t.fail_key("diffaug", expected + " ('" + word + "' twice)");
+    if (word == "color") p.color = true;
+    else if (word == "translation") p.translation = true;
+    else if (word == "cutout") p.cutout = true;
+    else t.fail_key("diffaug", expected);
+  }
+  return p;
+}
+
 void check_context_resolution(ConfigNode& parent, const std::string& key,
                               const ContextConfig& c, const std::vector<BlockArch>& arch) {
   if (c.type == "none") return;
@@ -128,6 +147,9 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.lr_decay = t.word("lr_decay", cfg.train.lr_decay, kLrDecayWords);
   cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
   cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
+  cfg.train.diffaug = diffaug_policy(t, t.string("diffaug", ""));
+  cfg.train.lecam_weight = t.real("lecam_weight", cfg.train.lecam_weight, 0.0, 1e6);
+  cfg.train.lecam_decay = t.real("lecam_decay", cfg.train.lecam_decay, 0.0, 0.999999);
   cfg.train.eval_every = t.integer("eval_every", cfg.train.eval_every, 0);
   cfg.train.eval_n = t.integer("eval_n", cfg.train.eval_n, 2, kMaxFidSamples);
   cfg.train.eval_features = t.string("eval_features", cfg.train.eval_features);

@@ -46,6 +46,13 @@ struct DiscriminatorConfig {
   ContextConfig context;
 };
 
+// train.diffaug (gan/train/diff_augment.h): which of DiffAugment's transforms run on every image
+// D sees, real and fake; YAML: a comma list of color, translation, cutout ("" none).
+struct DiffAugPolicy {
+  bool color = false, translation = false, cutout = false;
+  bool any() const { return color || translation || cutout; }
+};
+
 struct TrainConfig {
   int64_t batch_size = 64;
   int64_t iterations = 100000;
@@ -74,6 +81,12 @@ struct TrainConfig {
   LrDecay lr_decay = LrDecay::None;
   double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
   bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
+  // Against D overfitting the real set (issue 23): DiffAugment (Zhao et al. 2020; the paper's
+  // policy is color,translation,cutout) and LeCam (Tseng et al. 2021; lambda 0.3 in the
+  // paper's BigGAN runs, anchors an EMA of decay 0.99). Both off by default.
+  DiffAugPolicy diffaug;
+  double lecam_weight = 0.0;       // lambda of the LeCam term in D's loss (gan/train/lecam.h)
+  double lecam_decay = 0.99;       // its anchors' EMA decay
   // Scoring while training (gan/eval/train_scorer.h): every eval_every iterations (0: off) a
   // checkpoint is written and its EMA G scored as `fid --run` would, into fid.csv.
   int64_t eval_every = 0;

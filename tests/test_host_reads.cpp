@@ -99,6 +99,14 @@ TEST_P(StepHostReads, NoneInTheTrainingStep) {
 INSTANTIATE_TEST_SUITE_P(Registry, StepHostReads, ::testing::ValuesIn(module_names()),
                          [](const auto& info) { return info.param; });
 
+// D's regularisers (issue 23): the augmentation's draws are copies to the device, LeCam's
+// anchors stay on it; neither may read.
+TEST(StepHostReads, NoneWithDiffAugmentAndLeCam) {
+  const Config cfg = test::tiny("train.diffaug=color,translation,cutout train.lecam_weight=0.3");
+  std::string summary;
+  EXPECT_EQ(reads_in_steps(cfg, nullptr, &summary), 0) << summary;
+}
+
 // Data parallel (one rank over Gloo): gradient averaging, synchronised BN and the stop
 // policy's agreement, which on a GPU happens only at report points.
 TEST(StepHostReads, NoneWithDataParallelAndSyncBn) {

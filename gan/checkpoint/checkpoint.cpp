@@ -71,6 +71,11 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   torch::serialize::OutputArchive rng;
   for (const auto& [name, state] : c.rng) rng.write(name, state.cpu(), /*is_buffer=*/true);
   ar.write("rng", rng);
+  if (!c.train_state.empty()) {
+    torch::serialize::OutputArchive st;
+    for (const auto& [name, state] : c.train_state) st.write(name, state.cpu(), /*is_buffer=*/true);
+    ar.write("train_state", st);
+  }
 
   std::ostringstream bytes;
   ar.save_to(bytes);
@@ -168,6 +173,13 @@ std::optional<torch::Tensor> CheckpointData::find_rng_state(const std::string& n
   torch::serialize::InputArchive s;
   torch::Tensor t;
   if (!archive->try_read("rng", s) || !s.try_read(name, t, /*is_buffer=*/true)) return std::nullopt;
+  return t.cpu();
+}
+
+std::optional<torch::Tensor> CheckpointData::find_train_state(const std::string& name) const {
+  torch::serialize::InputArchive s;
+  torch::Tensor t;
+  if (!archive->try_read("train_state", s) || !s.try_read(name, t, /*is_buffer=*/true)) return std::nullopt;
   return t.cpu();
 }
 

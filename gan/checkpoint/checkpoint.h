@@ -31,6 +31,7 @@ struct CheckpointWrite {
   torch::optim::Optimizer* opt_d = nullptr;
   LoaderState loader;
   std::vector<std::pair<std::string, torch::Tensor>> rng;  // name -> generator state
+  std::vector<std::pair<std::string, torch::Tensor>> train_state;  // name -> loss state (LeCam's anchors)
 };
 
 struct CheckpointData {
@@ -50,6 +51,8 @@ struct CheckpointData {
   torch::Tensor rng_state(const std::string& name) const;  // missing: hamgan::Error
   // nullopt when the checkpoint has no such state ("cuda_default" of a CPU run).
   std::optional<torch::Tensor> find_rng_state(const std::string& name) const;
+  // A loss's state across steps; nullopt when absent (older files, or that loss was off).
+  std::optional<torch::Tensor> find_train_state(const std::string& name) const;
 };
 
 // Atomic (io::write_file_atomically): a temporary, fsync, rename, fsync of the directory.

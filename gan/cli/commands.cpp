@@ -20,6 +20,7 @@ const std::vector<Command>& commands() {
       {"fid", "FID/IS/KID of image directories; `fid stats` writes reference .npz", fid},
       {"classifier", "classifier train: a domain classifier for `fid --features` (FID + class accuracy)", classifier},
       {"compare", "scored runs side by side: FID / class accuracy against iteration, one line per run", compare},
+      {"dgap", "D(x) on training vs held-out images and D(G(z)) per checkpoint: is D overfitting?", dgap},
   };
   return all;
 }

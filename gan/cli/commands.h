@@ -58,6 +58,7 @@ int fid(int argc, char** argv);
 int sample_cmd(int argc, char** argv);  // hamgan sample
 int classifier(int argc, char** argv);  // hamgan classifier train (gan/cli/classifier.cpp)
 int compare(int argc, char** argv);     // hamgan compare --run A --run B ... --out PREFIX
+int dgap(int argc, char** argv);        // hamgan dgap --run DIR (gan/eval/d_gap.h)
 // The sampling options `sample` and `fid --checkpoint/--run` share (gan/cli/sample.cpp):
 // --checkpoint --seed --truncation --no-ema; sampler_options also reads --batch and --device.
 void add_sample_options(cxxopts::Options& o);

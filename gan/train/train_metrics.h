@@ -7,7 +7,7 @@
 
 namespace hamgan {
 
-enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kNumStats };
+enum Stat { kDLossReal, kDLossFake, kGLoss, kDReal, kDFake, kLeCam, kNumStats };
 using IterStats = std::array<float, kNumStats>;
 
 struct StatName {
@@ -21,6 +21,7 @@ inline constexpr std::array<StatName, kNumStats> kStatNames = {{
     {"g_loss", "G", "G loss"},
     {"d_real", "D(x)", "mean D(x)"},
     {"d_fake", "D(G(z))", "mean D(G(z))"},
+    {"d_lecam", "LeCam", "LeCam term (before its weight)"},  // 0 when train.lecam_weight is 0
 }};
 
 // One report: the statistics averaged over the iterations since the previous report.

@@ -19,6 +19,7 @@
 #include "gan/models/memory_format.h"
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
+#include "gan/train/diff_augment.h"
 #include "gan/train/distributed.h"
 #include "gan/train/lr_schedule.h"
 #include "gan/train/reporter.h"
@@ -72,7 +73,16 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
     ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start,
                                  cfg.train.ema_rampup);
   }
+  if (cfg.train.lecam_weight > 0) lecam_ = std::make_unique<LeCamAnchors>(cfg.train.lecam_decay, device_);
   stats_ = torch::zeros({kNumStats}, torch::TensorOptions(device_).dtype(torch::kFloat));
+}
+
+torch::Tensor Trainer::augment(const torch::Tensor& x) {
+  const DiffAugPolicy& p = cfg_.train.diffaug;
+  if (!p.any()) return x;
+  // In fp32 whatever autocast gave (the colour transforms take means over the image).
+  const AugmentDraws d = draw_augment(p, x.size(0), x.size(2), x.size(3), rng_, device_);
+  return diff_augment(x.to(torch::kFloat), p, d);
 }
 
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
@@ -90,14 +100,14 @@ void script_latents(Trainer& t, std::function<std::pair<torch::Tensor, torch::Te
 void Trainer::step(BatchSource& real) {
   const int64_t k = cfg_.train.accumulate, mb = micro_batch();
   const double scale = 1.0 / static_cast<double>(k);
-  torch::Tensor d_real_loss, d_fake_loss, d_real, d_fake, g_loss_sum;
+  torch::Tensor d_real_loss, d_fake_loss, d_real, d_fake, g_loss_sum, lecam_sum;
 
   // Discriminator: n_dis steps, each over k micro-batches. Real and fake go through D as
   // one concatenated batch: D has no batch statistics, so this equals two passes (and SN
   // runs one power iteration per D step, as in BigGAN's G_D).
   for (int64_t s = 0; s < cfg_.train.n_dis; ++s) {
     opt_d_->zero_grad();
-    d_real_loss = d_fake_loss = d_real = d_fake = torch::Tensor();
+    d_real_loss = d_fake_loss = d_real = d_fake = lecam_sum = torch::Tensor();
     for (int64_t a = 0; a < k; ++a) {
       const Batch b = real.next();
       if (b.images.size(0) != mb)
@@ -114,18 +124,33 @@ void Trainer::step(BatchSource& real) {
           torch::NoGradGuard no_grad;
           fake = g_->forward(z, y_fake);
         }
-        out = d_->forward(torch::cat({x, fake.to(x.scalar_type())}), torch::cat({y, y_fake}));
+        // DiffAugment: one transform family for real and fake, fresh draws per image.
+        out = d_->forward(augment(torch::cat({x, fake.to(x.scalar_type())})), torch::cat({y, y_fake}));
       }
       out = out.to(torch::kFloat);
       const torch::Tensor o_real = out.narrow(0, 0, mb), o_fake = out.narrow(0, mb, mb);
       const DLoss l = d_loss(loss_, o_real, o_fake);
-      ((l.real + l.fake) * scale).backward();
+      torch::Tensor loss = l.real + l.fake;
+      if (lecam_ && lecam_->ready()) {
+        const torch::Tensor r = lecam_loss(o_real, o_fake, lecam_->real(), lecam_->fake());
+        loss = loss + r * cfg_.train.lecam_weight;
+        accumulate(lecam_sum, r, scale);
+      }
+      (loss * scale).backward();
       accumulate(d_real_loss, l.real, scale);
       accumulate(d_fake_loss, l.fake, scale);
       accumulate(d_real, o_real.mean(), scale);
       accumulate(d_fake, o_fake.mean(), scale);
     }
     if (dp_) dp_->average_gradients(*d_);
+    if (lecam_) {  // the anchors follow the global batch's means: equal on every rank
+      torch::Tensor m = torch::stack({d_real, d_fake});
+      if (dp_ && dp_->world_size() > 1) {
+        dp_->all_reduce_sum(m);
+        m = m / static_cast<double>(dp_->world_size());
+      }
+      lecam_->update(m[0], m[1]);
+    }
     if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
   }
 
@@ -137,7 +162,7 @@ void Trainer::step(BatchSource& real) {
     torch::Tensor out;
     {
       compat::Autocast autocast(amp_, device_.type());
-      out = d_->forward(g_->forward(z, y_fake), y_fake);
+      out = d_->forward(augment(g_->forward(z, y_fake)), y_fake);
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
     (l * scale).backward();
@@ -149,7 +174,8 @@ void Trainer::step(BatchSource& real) {
 
   ++iteration_;
   if (ema_) ema_->update(iteration_);
-  stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake});
+  if (!lecam_sum.defined()) lecam_sum = torch::zeros({}, d_real.options());
+  stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake, lecam_sum});
 }
 
 void Trainer::set_lr_scale(double scale) {
@@ -195,6 +221,7 @@ CheckpointWrite Trainer::checkpoint(const LoaderState& loader, bool standing) {
   c.opt_g = opt_g_.get();
   c.opt_d = opt_d_.get();
   c.loader = loader;
+  if (lecam_) c.train_state.emplace_back("lecam_anchors", lecam_->state());
   c.rng = {{"sample", rng_.get_state()},
            {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
   // On CUDA the context modules draw their random initial bases (Hamburger NMF/VQ/CD) from
@@ -261,6 +288,9 @@ void Trainer::restore(const CheckpointData& c) {
     at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
     g.set_state(*cuda);
   }
+  // A run that turns LeCam on at a resume starts its anchors afresh.
+  if (lecam_)
+    if (const auto s = c.find_train_state("lecam_anchors")) lecam_->set_state(*s);
   iteration_ = c.iteration;
   standing_at_ = -1;
 }

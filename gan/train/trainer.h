@@ -1,5 +1,5 @@
 // The GAN training loop (SAGAN/BigGAN recipe): per iteration n_dis D steps, one G step,
-// then the EMA of G. Each step may accumulate gradients over micro-batches. Adam with
+// then the EMA of G; optionally DiffAugment before D and LeCam in D's loss. Each step may accumulate gradients over micro-batches. Adam with
 // TTUR learning rates; hinge or non-saturating loss; bf16 autocast per train.amp (gan/train/amp.h).
 #pragma once
 #include <torch/torch.h>
@@ -19,6 +19,7 @@
 #include "gan/models/generator.h"
 #include "gan/train/batch_source.h"
 #include "gan/train/ema.h"
+#include "gan/train/lecam.h"
 #include "gan/train/losses.h"
 #include "gan/train/stop_policy.h"
 #include "gan/train/train_metrics.h"
@@ -68,6 +69,8 @@ class Trainer {
   friend void script_latents(Trainer&, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>);
   // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
+  // DiffAugment's T (train.diffaug; x itself when off), with draws from rng_.
+  torch::Tensor augment(const torch::Tensor& x);
   // Standing statistics for the EMA G's current weights (once per iteration).
   void ensure_standing_stats();
 
@@ -80,6 +83,7 @@ class Trainer {
   Discriminator d_{nullptr};
   std::unique_ptr<torch::optim::Adam> opt_g_, opt_d_;
   std::unique_ptr<Ema> ema_;
+  std::unique_ptr<LeCamAnchors> lecam_;  // train.lecam_weight > 0
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
   double lr_scale_ = 1.0;
