@@ -76,6 +76,9 @@ DGapRow d_gap(const CheckpointData& c, const Dataset& train, const Dataset& test
   row.n = n;
   row.d_train = mean_d_real(*d, train, n, device);
   row.d_test = mean_d_real(*d, test, n, device);
+  // Context modules with random initial bases (Hamburger) draw them from the global generator
+  // in training mode: seeded, so that a row does not depend on what ran before.
+  torch::manual_seed(0);
   row.d_fake = mean_d_fake(*d, *g, c.config.model.n_classes, n, device);
   return row;
 }

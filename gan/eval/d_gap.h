@@ -20,7 +20,8 @@ struct DGapRow {
 };
 
 // D of checkpoint `c` on the first n of a fixed shuffle (seed 0) of each split, with their true
-// labels, and on n images of the live G (training mode, as D meets them; labels uniform, seed 0).
+// labels, and on n images of the live G (training mode, as D meets them; latents, labels and
+// the global RNG seeded 0).
 DGapRow d_gap(const CheckpointData& c, const Dataset& train, const Dataset& test, int64_t n, torch::Device device);
 
 // Every checkpoint of run_dir, oldest first, into run_dir/d_gap.csv (replaced whole). The splits
