@@ -8,15 +8,18 @@
 #   scripts/compare_modules.sh [key=value ...]      (extra overrides for every run)
 #   MODULES (default: none self_attention ham_nmf ham_vq ham_cd kao_kv sao stt_dense),
 #   ITERS (6000), JOBS (2), OUT (runs/modules), BUILD_DIR (build), N (samples per score, 1000),
-#   CLASSIFIER (default ~/.cache/hamgan/classifier_fmnist32_quickstart.pt, trained if missing)
+#   CLASSIFIER (default ~/.cache/hamgan/classifier_fmnist32_quickstart.pt, trained if missing),
+#   CONFIG (configs/fmnist32_quickstart.yaml; configs/fmnist32_long.yaml is issue 23's recipe),
+#   SEEDS (e.g. "0 1 2": runs OUT/MODULE_sSEED with train.seed=SEED, then prints the mean +- sd
+#   table of scripts/seed_table.py; unset: one run per module, OUT/MODULE, the config's seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-config=configs/fmnist32_quickstart.yaml
+config=${CONFIG:-configs/fmnist32_quickstart.yaml}
 modules=(${MODULES:-none self_attention ham_nmf ham_vq ham_cd kao_kv sao stt_dense})
 jobs=${JOBS:-2}
 out=${OUT:-runs/modules}
 build=${BUILD_DIR:-build}
-clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_$(basename "$config" .yaml).pt}
+clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt}
 real=$("$build/hamgan" info --config "$config" --get data.path)
 mkdir -p "$out"
 if [ ! -f "$clf" ]; then
@@ -24,20 +27,33 @@ if [ ! -f "$clf" ]; then
   "$build/hamgan" classifier train --config "$config" --out "$clf"
 fi
 
-one() {  # train (or resume) and score one module; the log goes to OUT/MODULE.log
-  local m=$1 dir=$out/$1
+# The runs: "MODULE" (the config's seed) or "MODULE SEED" each.
+cases=()
+for m in "${modules[@]}"; do
+  if [ -z "${SEEDS:-}" ]; then cases+=("$m"); else for s in $SEEDS; do cases+=("$m $s"); done; fi
+done
+
+one() {  # train (or resume) and score one run; the log goes to OUT/NAME.log
+  local m=$1 seed=${2:-} name=$1 extra=()
+  if [ -n "$seed" ]; then name=${m}_s$seed; extra=(train.seed="$seed"); fi
+  local dir=$out/$name
   "$build/hamgan" train --config "$config" --out "$dir" --threads 1 train.iterations="${ITERS:-6000}" \
-    generator.context.type="$m" "${@:2}" >> "$dir.log" 2>&1
+    generator.context.type="$m" "${extra[@]}" "${OVERRIDES[@]}" >> "$dir.log" 2>&1
   "$build/hamgan" fid --real "$real" --run "$dir" --features "$clf" -n "${N:-1000}" --threads 1 >> "$dir.log" 2>&1
-  echo "compare_modules: $m done ($(tail -n 1 "$dir/fid.csv" | cut -d, -f1,2,7))"
+  echo "compare_modules: $name done ($(tail -n 1 "$dir/fid.csv" | cut -d, -f1,2,7))"
 }
 
+OVERRIDES=("$@")
 pids=()
 for ((j = 0; j < jobs; ++j)); do
-  (for ((i = j; i < ${#modules[@]}; i += jobs)); do one "${modules[i]}" "$@"; done) &
+  (for ((i = j; i < ${#cases[@]}; i += jobs)); do one ${cases[i]}; done) &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
 runs=()
-for m in "${modules[@]}"; do runs+=(--run "$out/$m"); done
-"$build/hamgan" compare "${runs[@]}" --out "$out/compare"
+for c in "${cases[@]}"; do set -- $c; runs+=(--run "$out/$1${2:+_s$2}"); done
+if [ -z "${SEEDS:-}" ]; then
+  "$build/hamgan" compare "${runs[@]}" --out "$out/compare"
+else
+  python3 scripts/seed_table.py "$out" | tee "$out/seed_table.md"
+fi

@@ -1,0 +1,36 @@
+"""scripts/seed_table.py on made-up runs whose means and standard deviations are known:
+two seeds of "a" (class acc 0.8 / 0.9 -> 0.850 ± 0.071), one of "b" (no sd), a directory
+without the _s<seed> suffix ignored, and the rows ranked by the mean FID of the last four."""
+import os
+import subprocess
+import sys
+import tempfile
+
+root = sys.argv[1]
+header = "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
+
+
+def run_dir(base, name, rows):
+    os.makedirs(os.path.join(base, name))
+    with open(os.path.join(base, name, "fid.csv"), "w") as f:
+        f.write(header)
+        for it, fid, acc in rows:
+            f.write(f"{it},{fid},,,1000,1.0,{acc},clf,0.7,0.3,,,\n")
+
+
+with tempfile.TemporaryDirectory() as d:
+    run_dir(d, "a_s0", [(500, 50, 0.7), (1000, 40, 0.8)])
+    run_dir(d, "a_s1", [(500, 60, 0.7), (1000, 20, 0.9)])
+    run_dir(d, "b_s0", [(1000, 10, 0.95)])
+    run_dir(d, "c", [(1000, 1, 1.0)])
+    out = subprocess.run([sys.executable, os.path.join(root, "scripts/seed_table.py"), d],
+                         check=True, capture_output=True, text=True).stdout
+    lines = out.strip().splitlines()
+    assert len(lines) == 4, out  # header, rule, b, a ("c" has no seed suffix)
+    b, a = lines[2], lines[3]
+    assert b.startswith("| b | 1 | 1000 | 0.950 | 10.0 |"), b
+    # a: last class acc 0.8, 0.9 -> 0.850 ± 0.071; last FID 40, 20 -> 30.0 ± 14.1;
+    # last-4 means (45, 0.75) and (40, 0.8) -> FID 42.5 ± 3.5, acc 0.775 ± 0.035.
+    assert a.startswith("| a | 2 | 1000 | 0.850 ± 0.071 | 30.0 ± 14.1 | 0.700 ± 0.000 | 0.300 ± 0.000 |"), a
+    assert a.endswith("| 0.775 ± 0.035 | 42.5 ± 3.5 |"), a
+print("seed_table: ok")
