@@ -35,6 +35,21 @@ inline bool is_reduced_float(const torch::Tensor& t) {
   return t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16;
 }
 
+// Whether autocast is on for `device` (CPU or CUDA) now. LibTorch 2.4 renamed the getters.
+inline bool autocast_enabled(at::DeviceType device) {
+#if HAMGAN_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(device == at::kCPU ? at::kCPU : at::kCUDA);
+#else
+  return device == at::kCPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
+
+// Whether a convolution of `x` runs in a reduced float type: x is one, or autocast is on for
+// x's device (where a layer chooses its kernel form by precision).
+inline bool conv_runs_reduced(const torch::Tensor& x) {
+  return is_reduced_float(x) || autocast_enabled(x.device().type());
+}
+
 // Whether LibTorch's CPU bf16 convolutions and matmuls accumulate in fp32 (so each rounds only
 // its inputs and its output to bf16). They do through oneDNN, which 1.13 uses for bf16 where the
 // CPU has AVX-512, and in 2.x's own GEMM. 1.13's own GEMM, its bf16 path on AVX2 CPUs, adds into
@@ -91,13 +106,7 @@ class Autocast {
   Autocast& operator=(const Autocast&) = delete;
 
  private:
-  bool is_enabled() const {
-#if HAMGAN_TORCH_AT_LEAST(2, 4)
-    return at::autocast::is_autocast_enabled(cpu_ ? at::kCPU : at::kCUDA);
-#else
-    return cpu_ ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
-  }
+  bool is_enabled() const { return autocast_enabled(cpu_ ? at::kCPU : at::kCUDA); }
   at::ScalarType get_dtype() const {
 #if HAMGAN_TORCH_AT_LEAST(2, 4)
     return at::autocast::get_autocast_dtype(cpu_ ? at::kCPU : at::kCUDA);

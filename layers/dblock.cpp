@@ -23,7 +23,7 @@ torch::Tensor DBlockImpl::forward(const torch::Tensor& x) {
   // conv2 then pooling as one 4x4 stride-2 convolution (layers/conv_avgpool.h), 2.25x fewer
   // MACs, in fp32: a training step 18% faster (quickstart model, AVX2). Not in bf16, where
   // oneDNN's 3x3 kernels (AMX) beat its 4x4 strided ones: the plain form was 5% faster there.
-  if (downsample_ && !compat::is_reduced_float(h))
+  if (downsample_ && !compat::conv_runs_reduced(h))
     h = conv3x3_avgpool2(h, conv2_->weight(), conv2_->bias);
   else if (downsample_)
     h = pool2(conv2_->forward(h));

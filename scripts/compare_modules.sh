@@ -27,11 +27,14 @@ if [ ! -f "$clf" ]; then
   "$build/hamgan" classifier train --config "$config" --out "$clf"
 fi
 
-# The runs: "MODULE" (the config's seed) or "MODULE SEED" each.
+# The runs: "MODULE" (the config's seed) or "MODULE SEED" each, seed by seed, so that an
+# interrupted sweep leaves whole seeds of every module rather than all seeds of a few.
 cases=()
-for m in "${modules[@]}"; do
-  if [ -z "${SEEDS:-}" ]; then cases+=("$m"); else for s in $SEEDS; do cases+=("$m $s"); done; fi
-done
+if [ -z "${SEEDS:-}" ]; then
+  cases=("${modules[@]}")
+else
+  for s in $SEEDS; do for m in "${modules[@]}"; do cases+=("$m $s"); done; done
+fi
 
 one() {  # train (or resume) and score one run; the log goes to OUT/NAME.log
   local m=$1 seed=${2:-} name=$1 extra=()

@@ -38,8 +38,9 @@ def num(row, key):
         return float("nan")
 
 
-def main(out):
-    groups = defaultdict(dict)  # name -> seed -> rows
+def load_groups(out):
+    """name -> seed -> fid.csv rows sorted by iteration, for every OUT/<name>_s<seed>/fid.csv."""
+    groups = defaultdict(dict)
     for entry in sorted(os.listdir(out)):
         m = re.fullmatch(r"(.+)_s(\d+)", entry)
         path = os.path.join(out, entry, "fid.csv")
@@ -50,6 +51,11 @@ def main(out):
                 groups[m.group(1)][int(m.group(2))] = rows
     if not groups:
         sys.exit(f"seed_table: no {out}/<name>_s<seed>/fid.csv found")
+    return groups
+
+
+def main(out):
+    groups = load_groups(out)
     lines = []
     for name, seeds in groups.items():
         last = [rows[-1] for rows in seeds.values()]

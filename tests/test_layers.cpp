@@ -6,6 +6,7 @@
 
 #include "layers/cond_bn.h"
 #include "layers/conv_avgpool.h"
+#include "layers/upsample_conv.h"
 #include "layers/context/self_attention.h"
 #include "layers/dblock.h"
 #include "layers/gblock.h"
@@ -137,5 +138,62 @@ TEST(ConvAvgPool, GradcheckDouble) {
   };
   const auto g1 = grads(conv3x3_avgpool2(x, w, b)),
              g2 = grads(torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2}));
+  for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
+}
+
+namespace {
+torch::Tensor nearest_up2(const torch::Tensor& x) {
+  return torch::upsample_nearest2d(x, {2 * x.size(2), 2 * x.size(3)});
+}
+}  // namespace
+
+// The sub-pixel form against the plain one it replaces, conv2d(up2(x), w, b, pad 1): odd and
+// even sizes down to 1x1, NCHW and channels-last (kept in the result), float64 and fp32.
+TEST(UpsampleConv, MatchesUpsampleThenConv) {
+  torch::manual_seed(5);
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
+      const int64_t c = shape[1];
+      for (bool cl : {false, true}) {
+        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
+        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
+        const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
+        const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
+        const torch::Tensor got = upsample2_conv3x3(x, w, b);
+        ASSERT_EQ(got.sizes(), want.sizes());
+        if (cl && shape[2] > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
+        if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
+        // Both sum k = 9c products (the folded form sums up to 4 weights first, one more
+        // rounding of each); bounded per element at 4 sqrt(k) u times the same sums over |x|
+        // and |w| (u the unit roundoff), plus one rounding of the bias, as for ConvAvgPool.
+        const double u = dtype == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+        const torch::Tensor mag = torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1});
+        const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
+        EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
+            << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
+      }
+    }
+  }
+  // Without a bias too, and a wrong kernel shape is refused by name.
+  const torch::Tensor x = torch::randn({1, 2, 3, 3}, torch::kDouble), w = torch::randn({3, 2, 3, 3}, torch::kDouble);
+  EXPECT_TRUE(close(upsample2_conv3x3(x, w, {}), torch::conv2d(nearest_up2(x), w, {}, 1, 1), 1e-12, 1e-12));
+  EXPECT_THROW(upsample_folded_kernels(torch::randn({2, 2, 1, 1})), std::exception);
+}
+
+TEST(UpsampleConv, GradcheckDouble) {
+  torch::manual_seed(6);
+  torch::Tensor x = torch::randn({2, 3, 3, 4}, torch::kDouble).requires_grad_(true);
+  torch::Tensor w = torch::randn({4, 3, 3, 3}, torch::kDouble).requires_grad_(true);
+  torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(x, w, b); }, {x, w, b}));
+  torch::Tensor xc = x.detach().contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(xc, w, b); }, {xc, w, b}));
+  // And the gradients equal the plain form's (same function, so same derivative).
+  const torch::Tensor r = torch::randn({2, 4, 6, 8}, torch::kDouble);
+  const auto grads = [&](const torch::Tensor& y) {
+    return torch::autograd::grad({(y * r).sum()}, {x, w, b});
+  };
+  const auto g1 = grads(upsample2_conv3x3(x, w, b)), g2 = grads(torch::conv2d(nearest_up2(x), w, b, 1, 1));
   for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
 }

@@ -1,10 +1,14 @@
 """scripts/seed_table.py on made-up runs whose means and standard deviations are known:
 two seeds of "a" (class acc 0.8 / 0.9 -> 0.850 ± 0.071), one of "b" (no sd), a directory
-without the _s<seed> suffix ignored, and the rows ranked by the mean FID of the last four."""
+without the _s<seed> suffix ignored, and the rows ranked by the mean FID of the last four. Then
+scripts/seed_bands.py on the same runs: its curves' means and sds, and an SVG with a line per
+name and panel and a band only where there are two seeds."""
+import math
 import os
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 root = sys.argv[1]
 header = "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
@@ -33,4 +37,18 @@ with tempfile.TemporaryDirectory() as d:
     # last-4 means (45, 0.75) and (40, 0.8) -> FID 42.5 ± 3.5, acc 0.775 ± 0.035.
     assert a.startswith("| a | 2 | 1000 | 0.850 ± 0.071 | 30.0 ± 14.1 | 0.700 ± 0.000 | 0.300 ± 0.000 |"), a
     assert a.endswith("| 0.775 ± 0.035 | 42.5 ± 3.5 |"), a
+    sys.path.insert(0, os.path.join(root, "scripts"))
+    import seed_bands
+    from seed_table import load_groups
+    acc = seed_bands.curves(load_groups(d), "class_acc")
+    assert [p[0] for p in acc["a"]] == [500, 1000] and [p[0] for p in acc["b"]] == [1000], acc
+    assert abs(acc["a"][1][1] - 0.85) < 1e-12 and abs(acc["a"][1][2] - 0.1 / 2 ** 0.5) < 1e-12, acc
+    assert math.isnan(acc["b"][0][2]), acc  # one seed: no sd, no band
+    fig = os.path.join(d, "bands.svg")
+    subprocess.run([sys.executable, os.path.join(root, "scripts/seed_bands.py"), d, fig],
+                   check=True, capture_output=True, text=True)
+    svg = ET.parse(fig).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(ns + "polyline")) == 4, "a line per name (a, b) in each of 2 panels"
+    assert len(svg.findall(ns + "polygon")) == 2, "a band for a (2 seeds) in each panel, none for b"
 print("seed_table: ok")

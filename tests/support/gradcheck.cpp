@@ -30,13 +30,20 @@ namespace hamgan::test {
     for (int64_t i = 0; i < n; i += step) {
       auto central = [&](double h) {
         torch::NoGradGuard ng;
-        auto flat = leaves[li].view({-1});
-        const double orig = flat[i].item<double>();
-        flat[i].fill_(orig + h);
+        // Element i in logical (row-major) order, as `analytic`, whatever the leaf's strides
+        // (channels-last leaves included): a 0-dim view of it.
+        torch::Tensor e = leaves[li];
+        for (int64_t d = 0, rest = i, size = n; d < leaves[li].dim(); ++d) {
+          size /= leaves[li].size(d);
+          e = e.select(0, rest / size);
+          rest %= size;
+        }
+        const double orig = e.item<double>();
+        e.fill_(orig + h);
         const torch::Tensor plus = output();
-        flat[i].fill_(orig - h);
+        e.fill_(orig - h);
         const torch::Tensor minus = output();
-        flat[i].fill_(orig);
+        e.fill_(orig);
         return ((plus - minus) * r).sum().item<double>() / (2 * h);
       };
       const double numeric = (4 * central(eps / 2) - central(eps)) / 3;

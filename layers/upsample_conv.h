@@ -1,0 +1,22 @@
+// Nearest 2x upsampling followed by a 3x3 convolution (stride 1, padding 1), computed on the
+// low-resolution input as four 2x2 convolutions, one per output phase (sub-pixel form):
+// 4 x 4 = 16 MACs per input pixel and output channel instead of 4 x 9 = 36.
+// Both forms are linear, so they agree up to rounding: output row 2i+a of the upsampled conv
+// reads upsampled rows 2i+a-1 .. 2i+a+1, i.e. input rows i-1, i (a = 0, weights w0, w1+w2) or
+// i, i+1 (a = 1, weights w0+w1, w2), and the same along columns. The 2x2 kernels are derived
+// from the given (spectral-normalised) 3x3 weight by differentiable ops, so the parameters,
+// checkpoints and gradients are those of the plain form.
+#pragma once
+#include <torch/torch.h>
+
+namespace hamgan {
+
+// The four phase kernels [4 * out, in, 2, 2] (phase 2a + b major) of up2 -> conv3x3 for a 3x3
+// weight [out, in, 3, 3].
+torch::Tensor upsample_folded_kernels(const torch::Tensor& w3);
+
+// conv2d(interpolate(x, x2 nearest), w3, bias, padding 1) without the upsampled tensor; the
+// result keeps x's memory format (NCHW or channels-last).
+torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias);
+
+}  // namespace hamgan
