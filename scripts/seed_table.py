@@ -6,7 +6,8 @@
 
 Per name: the last checkpoint's class accuracy, domain FID, precision and recall, and the mean of
 the last four checkpoints (a single 1000-sample score moves by about +-8 FID), each as mean +- sd
-over the seeds (sd with n - 1; "-" for one seed). Rows sorted by the last-four FID."""
+over the seeds (sd with n - 1; "-" for one seed). Rows sorted by the last-four FID; the last column
+is Welch's t of each row's last-four FID and class accuracy against the first row's."""
 import csv
 import math
 import os
@@ -22,6 +23,19 @@ def mean_sd(xs):
     m = sum(xs) / len(xs)
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else float("nan")
     return m, sd
+
+
+def welch_t(a, na, b, nb):
+    """Welch's t of two means from (mean, sd) and their seed counts: how many standard errors
+    apart they are (nan without an sd on either side). With 3 seeds each, |t| > 2.8 is a
+    difference larger than the seeds' spread at the 5% level (Welch's df >= 2.0 .. 4)."""
+    (ma, sa), (mb, sb) = a, b
+    se = math.sqrt(sa * sa / na + sb * sb / nb) if na > 1 and nb > 1 else float("nan")
+    return (ma - mb) / se if se > 0 else float("nan")
+
+
+def tfmt(t):
+    return "-" if math.isnan(t) else f"{t:.1f}"
 
 
 def fmt(pair, digits):
@@ -70,11 +84,16 @@ def main(out):
             "fid4": mean_sd([sum(num(r, "fid") for r in rs) / len(rs) for rs in last4]),
         }
         lines.append((cells["fid4"][0], name, len(seeds), its, cells))
-    print("| module | seeds | iteration | class acc | domain FID | precision | recall | last 4: class acc | last 4: FID |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for _, name, n, its, c in sorted(lines, key=lambda t: (math.isnan(t[0]), t[0])):
+    lines.sort(key=lambda t: (math.isnan(t[0]), t[0]))
+    print("| module | seeds | iteration | class acc | domain FID | precision | recall | last 4: class acc | "
+          "last 4: FID | t vs first: FID, acc |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    first_n, first = lines[0][2], lines[0][4]
+    for _, name, n, its, c in lines:
+        t = "-" if name == lines[0][1] else \
+            ", ".join(tfmt(welch_t(c[k], n, first[k], first_n)) for k in ("fid4", "acc4"))
         print(f"| {name} | {n} | {'/'.join(map(str, its))} | {fmt(c['acc'], 3)} | {fmt(c['fid'], 1)} | "
-              f"{fmt(c['prec'], 3)} | {fmt(c['rec'], 3)} | {fmt(c['acc4'], 3)} | {fmt(c['fid4'], 1)} |")
+              f"{fmt(c['prec'], 3)} | {fmt(c['rec'], 3)} | {fmt(c['acc4'], 3)} | {fmt(c['fid4'], 1)} | {t} |")
 
 
 if __name__ == "__main__":
