@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Curves with error bands over seeds (issue 23's module ranking), as one SVG figure.
 
-  scripts/seed_bands.py OUT FIGURE.svg   (run directories OUT/<name>_s<seed>/fid.csv, as for
-                                          scripts/seed_table.py)
+  scripts/seed_bands.py OUT FIGURE.svg [FROM]   (run directories OUT/<name>_s<seed>/fid.csv, as
+                                                 for scripts/seed_table.py; FROM: plot only
+                                                 iterations >= FROM, to zoom on the end)
 
 Two panels, class accuracy and domain FID against iterations: per name the mean over its seeds
 at every scored iteration that all its seeds have, and a band of +- one standard deviation
@@ -20,12 +21,13 @@ COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 460, 300, 56, 12, 28, 40
 
 
-def curves(groups, key):
-    """name -> [(iteration, mean, sd)] over the iterations every seed of that name has."""
+def curves(groups, key, start=0):
+    """name -> [(iteration, mean, sd)] over the iterations >= start that every seed of that name
+    has."""
     out = {}
     for name, seeds in groups.items():
         by_seed = [{int(r["iteration"]): num(r, key) for r in rows} for rows in seeds.values()]
-        common = sorted(set.intersection(*(set(d) for d in by_seed)))
+        common = sorted(it for it in set.intersection(*(set(d) for d in by_seed)) if it >= start)
         pts = [(it, *mean_sd([d[it] for d in by_seed])) for it in common]
         out[name] = [p for p in pts if not math.isnan(p[1])]
     return out
@@ -68,11 +70,11 @@ def panel(x0, title, data, order):
     return g
 
 
-def main(out, figure):
+def main(out, figure, start=0):
     groups = load_groups(out)
     order = sorted(groups)
-    body = panel(0, "class accuracy (mean ± sd over seeds)", curves(groups, "class_acc"), order)
-    body += panel(W, "domain FID (mean ± sd over seeds)", curves(groups, "fid"), order)
+    body = panel(0, "class accuracy (mean ± sd over seeds)", curves(groups, "class_acc", start), order)
+    body += panel(W, "domain FID (mean ± sd over seeds)", curves(groups, "fid", start), order)
     for i, name in enumerate(order):  # legend under the panels
         x, c = 10 + (i % 5) * 180, COLOURS[i % len(COLOURS)]
         y = H + 14 + (i // 5) * 18
@@ -87,6 +89,6 @@ def main(out, figure):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 0)

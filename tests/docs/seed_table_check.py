@@ -50,6 +50,7 @@ with tempfile.TemporaryDirectory() as d:
     assert [p[0] for p in acc["a"]] == [500, 1000] and [p[0] for p in acc["b"]] == [1000], acc
     assert abs(acc["a"][1][1] - 0.85) < 1e-12 and abs(acc["a"][1][2] - 0.1 / 2 ** 0.5) < 1e-12, acc
     assert math.isnan(acc["b"][0][2]), acc  # one seed: no sd, no band
+    assert [p[0] for p in seed_bands.curves(load_groups(d), "fid", 1000)["a"]] == [1000]  # FROM
     fig = os.path.join(d, "bands.svg")
     subprocess.run([sys.executable, os.path.join(root, "scripts/seed_bands.py"), d, fig],
                    check=True, capture_output=True, text=True)
