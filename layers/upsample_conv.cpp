@@ -1,20 +1,14 @@
 #include "layers/upsample_conv.h"
 
-#include "core/compat.h"
-#include "core/error.h"
+#include "layers/fold_taps.h"
 
 namespace hamgan {
 
 torch::Tensor upsample_folded_kernels(const torch::Tensor& w3) {
-  if (w3.dim() != 4 || w3.size(2) != 3 || w3.size(3) != 3)
-    fail("upsample_folded_kernels: expected a [out, in, 3, 3] weight, got ", w3.sizes());
-  compat::NoAutocast fp32;  // derive in the weight's precision; the convolution casts after
-  // Rows 2a, 2a+1 of R: the 3x3 taps that fall on input rows i-1+a and i+a for output phase a.
-  const torch::Tensor r = torch::tensor({1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0},
-                                        w3.options().requires_grad(false))
-                              .view({4, 3});
+  // Rows 2a, 2a+1 of the taps: the 3x3 taps that fall on input rows i-1+a and i+a for phase a.
+  const torch::Tensor k = fold_3x3_taps(w3, {1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0},
+                                        "upsample_folded_kernels");  // [out, in, 4 (2a+r), 4 (2b+s)]
   const int64_t out = w3.size(0), in = w3.size(1);
-  const torch::Tensor k = torch::matmul(torch::matmul(r, w3), r.t());  // [out, in, 4 (2a+r), 4 (2b+s)]
   return k.reshape({out, in, 2, 2, 2, 2}).permute({2, 4, 0, 1, 3, 5}).reshape({4 * out, in, 2, 2});
 }
 

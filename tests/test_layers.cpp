@@ -96,6 +96,18 @@ TEST(Blocks, GradcheckDoubleGBlockEval) {
   EXPECT_TRUE(gradcheck([&] { return m->forward(x, c); }, {x, c}));
 }
 
+namespace {
+// A folded convolution against its plain form: both sum k = 9c products in another order, each
+// erring by at most ~k u |x||w| (u the unit roundoff), typically sqrt(k) u |x||w|; bounded per
+// element at 4 sqrt(k) u times `mag`, the same sums over |x| and |w| plus |bias|.
+void expect_within_rounding(const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& mag, int64_t c) {
+  const double u = got.scalar_type() == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
+  EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
+      << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
+}
+}  // namespace
+
 // The folded form against the plain one it replaces, avg_pool2d(conv2d(x, w, b, pad 1), 2):
 // even and odd sizes, NCHW and channels-last, in float64 (exact up to rounding) and fp32.
 TEST(ConvAvgPool, MatchesConvThenPool) {
@@ -111,14 +123,7 @@ TEST(ConvAvgPool, MatchesConvThenPool) {
         const torch::Tensor want = torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2});
         const torch::Tensor got = conv3x3_avgpool2(x, w, b);
         ASSERT_EQ(got.sizes(), want.sizes());
-        // Both sum k = 9c products in another order: each errs by at most ~k u |x||w| (u the
-        // unit roundoff), typically sqrt(k) u |x||w|; bounded per element at 4 sqrt(k) u times
-        // the same sums over |x| and |w|, plus one rounding of the bias.
-        const double u = dtype == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-        const torch::Tensor mag = torch::avg_pool2d(torch::conv2d(x.abs(), w.abs(), {}, 1, 1), {2, 2}) + b.abs().view({-1, 1, 1});
-        const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
-        EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
-            << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
+        expect_within_rounding(got, want, torch::avg_pool2d(torch::conv2d(x.abs(), w.abs(), {}, 1, 1), {2, 2}) + b.abs().view({-1, 1, 1}), c);
       }
     }
   }
@@ -164,14 +169,8 @@ TEST(UpsampleConv, MatchesUpsampleThenConv) {
         ASSERT_EQ(got.sizes(), want.sizes());
         if (cl && shape[2] > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
         if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
-        // Both sum k = 9c products (the folded form sums up to 4 weights first, one more
-        // rounding of each); bounded per element at 4 sqrt(k) u times the same sums over |x|
-        // and |w| (u the unit roundoff), plus one rounding of the bias, as for ConvAvgPool.
-        const double u = dtype == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-        const torch::Tensor mag = torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1});
-        const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
-        EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
-            << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
+        // (The folded form sums up to 4 weights first: one more rounding of each.)
+        expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
       }
     }
   }

@@ -1,0 +1,17 @@
+#include "layers/fold_taps.h"
+
+#include "core/compat.h"
+#include "core/error.h"
+
+namespace hamgan {
+
+torch::Tensor fold_3x3_taps(const torch::Tensor& w3, std::initializer_list<double> taps, const char* who) {
+  if (w3.dim() != 4 || w3.size(2) != 3 || w3.size(3) != 3)
+    fail(who, ": expected a [out, in, 3, 3] weight, got ", w3.sizes());
+  compat::NoAutocast fp32;  // derive in the weight's precision; the convolution casts after
+  const torch::Tensor t = torch::tensor(std::vector<double>(taps), w3.options().requires_grad(false))
+                              .view({static_cast<int64_t>(taps.size() / 3), 3});
+  return torch::matmul(torch::matmul(t, w3), t.t());
+}
+
+}  // namespace hamgan

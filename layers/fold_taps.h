@@ -1,0 +1,15 @@
+// Shared by the folded convolutions (conv_avgpool, upsample_conv): a 3x3 weight's taps
+// combined into another kernel by a constant tap matrix, K = T W T^T per (out, in) pair.
+#pragma once
+#include <torch/torch.h>
+
+#include <initializer_list>
+
+namespace hamgan {
+
+// T W T^T for a [out, in, 3, 3] weight and the rows x 3 tap matrix `taps` (row-major); the
+// result is [out, in, rows, rows], in the weight's precision (outside autocast), differentiable
+// in W. `who` names the caller in the error for a weight of another shape.
+torch::Tensor fold_3x3_taps(const torch::Tensor& w3, std::initializer_list<double> taps, const char* who);
+
+}  // namespace hamgan
