@@ -147,6 +147,10 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.lr_decay = t.word("lr_decay", cfg.train.lr_decay, kLrDecayWords);
   cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
   cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
+  cfg.train.reuse_fake = t.boolean("reuse_fake", cfg.train.reuse_fake);
+  if (cfg.train.reuse_fake && cfg.train.n_dis != 1)
+    t.fail_key("reuse_fake", "expected false with n_dis " + std::to_string(cfg.train.n_dis) +
+                                 " (G reuses the fakes of a single D step; set n_dis: 1)");
   cfg.train.diffaug = diffaug_policy(t, t.string("diffaug", ""));
   cfg.train.lecam_weight = t.real("lecam_weight", cfg.train.lecam_weight, 0.0, 1e6);
   cfg.train.lecam_decay = t.real("lecam_decay", cfg.train.lecam_decay, 0.0, 0.999999);

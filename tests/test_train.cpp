@@ -29,6 +29,7 @@
 #include "gan/train/metrics_plot.h"
 #include "io/decode.h"
 #include "io/image.h"
+#include "support/errors.h"
 #include "support/gradcheck.h"
 #include "support/state_dicts.h"
 #include "support/tiny_run.h"
@@ -405,4 +406,81 @@ TEST(StandingStats, StoredWithCheckpointsAndAppliedToOlderOnes) {
   const CheckpointData oc = load_checkpoint(old_path);
   EXPECT_EQ(oc.ema_standing, 0);
   EXPECT_TRUE(identical(state_dict(*load_generator(oc, true)), stored));
+}
+
+// train.reuse_fake: G's step takes the D step's fakes (one z draw and one G forward per
+// micro-batch, not two) and its gradient is that of g_loss(D'(G(z))) for those z, D' being D
+// after its update. Reference by hand on a twin trainer (same seed, so the same weights): G
+// forward with grad, D's hinge step on the detached fakes, then D's updated parameters (copied
+// from the trainer; D's own SN buffers follow the same forwards) and G's backward.
+TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
+  torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  const Config cfg = tiny(
+      "train.n_dis=1 train.accumulate=2 train.reuse_fake=true train.amp=false "
+      "train.channels_last=false train.seed=3");
+  const int64_t k = cfg.train.accumulate, mb = cfg.train.batch_size / k;
+  torch::manual_seed(9);
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
+  for (int64_t a = 0; a < k; ++a)
+    zy.emplace_back(torch::randn({mb, cfg.generator.z_dim}), torch::randint(3, {mb}, torch::kLong));
+  Batch real;
+  real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
+  real.labels = torch::randint(3, {mb}, torch::kLong);
+  struct Fixed : BatchSource {
+    Batch b;
+    Batch next() override { return b; }
+    LoaderState state() const override { return {}; }
+  } src;
+  src.b = real;
+
+  Trainer t(cfg, torch::kCPU), ref(cfg, torch::kCPU);
+  ASSERT_TRUE(identical(state_dict(*t.g()), state_dict(*ref.g())));
+  ASSERT_TRUE(identical(state_dict(*t.d()), state_dict(*ref.d())));
+  ASSERT_EQ(t.g()->parameters()[0].scalar_type(), torch::kDouble);
+  size_t draws = 0;
+  script_latents(t, [&](int64_t n) {
+    EXPECT_EQ(n, mb);
+    if (draws >= zy.size()) throw std::runtime_error("more latent draws than micro-batches");
+    return zy[draws++];
+  });
+  t.step(src);
+  EXPECT_EQ(draws, static_cast<size_t>(k)) << "one draw per micro-batch";
+
+  Generator& g = ref.g();
+  Discriminator& d = ref.d();
+  std::vector<torch::Tensor> fakes;
+  for (int64_t a = 0; a < k; ++a) {
+    const torch::Tensor fake = g->forward(zy[a].first, zy[a].second);
+    fakes.push_back(fake);
+    const torch::Tensor out = d->forward(torch::cat({real.images, fake.detach()}),
+                                         torch::cat({real.labels, zy[a].second}));
+    const DLoss l = d_loss(GanLoss::Hinge, out.narrow(0, 0, mb), out.narrow(0, mb, mb));
+    ((l.real + l.fake) / static_cast<double>(k)).backward();
+  }
+  const auto dp = d->named_parameters(), tp = t.d()->named_parameters();
+  for (const auto& p : dp) {  // D's gradients of its step
+    const torch::Tensor want = p.value().grad(), got = tp[p.key()].grad();
+    EXPECT_TRUE(torch::allclose(got, want, 1e-10, 1e-12)) << "D grad " << p.key();
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : dp) p.value().copy_(tp[p.key()]);  // D after its Adam step
+  }
+  for (auto& p : d->parameters()) p.requires_grad_(false);
+  for (int64_t a = 0; a < k; ++a)
+    (g_loss(GanLoss::Hinge, d->forward(fakes[a], zy[a].second)) / static_cast<double>(k)).backward();
+  const auto gp = g->named_parameters(), tg = t.g()->named_parameters();
+  ASSERT_GT(gp.size(), 10u);
+  for (const auto& p : gp) {
+    const torch::Tensor want = p.value().grad(), got = tg[p.key()].grad();
+    ASSERT_TRUE(want.defined() && got.defined()) << p.key();
+    EXPECT_TRUE(torch::allclose(got, want, 1e-10, 1e-12)) << "G grad " << p.key();
+  }
+  torch::set_default_dtype(caffe2::TypeMeta::Make<float>());
+}
+
+TEST(ReuseFake, NeedsOneDStepPerIteration) {
+  const std::string e = error_of([] { tiny("train.n_dis=2 train.reuse_fake=true"); });
+  EXPECT_NE(e.find("reuse_fake"), std::string::npos) << e;
+  EXPECT_NE(e.find("n_dis 2"), std::string::npos) << e;
 }

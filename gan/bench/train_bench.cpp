@@ -7,13 +7,14 @@
 #include "core/compat.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "gan/bench/op_profile.h"
 #include "gan/data/synthetic.h"
 #include "gan/train/step_cost.h"
 #include "gan/train/trainer.h"
 
 namespace hamgan {
 
-void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup) {
+void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup, bool profile) {
   if (iters < 1) fail("--iters: expected >= 1, got ", iters);
   const torch::Device device = resolve_device(word_of(cfg.train.device, kDeviceWords));
   Trainer t(cfg, device);
@@ -54,6 +55,17 @@ void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup) {
   if (device.is_cuda())
     std::printf("peak CUDA memory allocated: %.0f MiB\n",
                 static_cast<double>(compat::cuda_peak_allocated(device.index())) / (1 << 20));
+  if (!profile) return;
+  // Apart from the timed iterations: the profiler's own cost would inflate them.
+  OpProfile p;
+  const auto a = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iters; ++i) t.step(source);
+  sync();
+  const double wall_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count();
+  std::printf("\nprofile of %lld more iterations (%.2f ms/iteration with the profiler on):\n",
+              static_cast<long long>(iters), wall_us / 1000 / static_cast<double>(iters));
+  print_op_table(p.stop(), wall_us, 30);
 }
 
 }  // namespace hamgan

@@ -1,5 +1,6 @@
 // `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) on
-// synthetic data after warm-up; prints the median ms/iteration and images/s.
+// synthetic data after warm-up; prints the median ms/iteration and images/s (--profile: where
+// the time goes, by operator).
 #include "core/error.h"
 #include "gan/bench/train_bench.h"
 #include "gan/cli/commands.h"
@@ -11,7 +12,8 @@ int bench_train(int argc, char** argv) {
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
   opts.add_options()("iters", "timed iterations", cxxopts::value<int64_t>()->default_value("20"))(
       "warmup", "untimed iterations first", cxxopts::value<int64_t>()->default_value("3"))(
-      "batch", "batch size (default: train.batch_size)", cxxopts::value<int64_t>());
+      "batch", "batch size (default: train.batch_size)", cxxopts::value<int64_t>())(
+      "profile", "then profile --iters more iterations: the operators by self time");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
@@ -22,7 +24,8 @@ int bench_train(int argc, char** argv) {
     if (cfg.train.batch_size < 1) fail("--batch: expected >= 1");
     if (cfg.train.batch_size % cfg.train.accumulate != 0) cfg.train.accumulate = 1;
   }
-  run_train_bench(cfg, r["iters"].as<int64_t>(), r["warmup"].as<int64_t>());
+  run_train_bench(cfg, r["iters"].as<int64_t>(), r["warmup"].as<int64_t>(),
+                  r["profile"].as<bool>());
   return 0;
 }
 

@@ -101,6 +101,9 @@ void Trainer::step(BatchSource& real) {
   const int64_t k = cfg_.train.accumulate, mb = micro_batch();
   const double scale = 1.0 / static_cast<double>(k);
   torch::Tensor d_real_loss, d_fake_loss, d_real, d_fake, g_loss_sum, lecam_sum;
+  // train.reuse_fake: the D step's fakes (G's graph kept) and their labels, per micro-batch.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> kept;
+  const bool reuse = cfg_.train.reuse_fake;
 
   // Discriminator: n_dis steps, each over k micro-batches. Real and fake go through D as
   // one concatenated batch: D has no batch statistics, so this equals two passes (and SN
@@ -120,7 +123,11 @@ void Trainer::step(BatchSource& real) {
       {
         compat::Autocast autocast(amp_, device_.type());
         torch::Tensor fake;
-        {
+        if (reuse) {
+          fake = g_->forward(z, y_fake);
+          kept.emplace_back(fake, y_fake);
+          fake = fake.detach();
+        } else {
           torch::NoGradGuard no_grad;
           fake = g_->forward(z, y_fake);
         }
@@ -158,11 +165,17 @@ void Trainer::step(BatchSource& real) {
   set_requires_grad(*d_, false);
   opt_g_->zero_grad();
   for (int64_t a = 0; a < k; ++a) {
-    auto [z, y_fake] = sample_zy(mb);
-    torch::Tensor out;
+    torch::Tensor fake, y_fake, out;
     {
       compat::Autocast autocast(amp_, device_.type());
-      out = d_->forward(augment(g_->forward(z, y_fake)), y_fake);
+      if (reuse) {
+        std::tie(fake, y_fake) = kept[a];
+      } else {
+        torch::Tensor z;
+        std::tie(z, y_fake) = sample_zy(mb);
+        fake = g_->forward(z, y_fake);
+      }
+      out = d_->forward(augment(fake), y_fake);
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
     (l * scale).backward();
