@@ -12,22 +12,59 @@ torch::Tensor upsample_folded_kernels(const torch::Tensor& w3) {
   return k.reshape({out, in, 2, 2, 2, 2}).permute({2, 4, 0, 1, 3, 5}).reshape({4 * out, in, 2, 2});
 }
 
+namespace {
+
+// The phases' interleave: phase (a, b)'s output (i, j), held by the convolution at channel
+// block 2a + b, position (i + a, j + b), goes to output pixel (2i + a, 2j + b). One strided
+// view of the convolution's output [N, out, H, 2 (a), W, 2 (b)] (any layout: its strides are
+// read off), copied once. A custom backward writes the gradient through the same view into a
+// zeroed tensor: ATen's generic as_strided backward (index_add_ over an arange) cost more than
+// the copies here.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> phase_view(const torch::Tensor& all, int64_t out) {
+  const auto s = all.strides();
+  const int64_t n = all.size(0), h = all.size(2) - 1, w = all.size(3) - 1;
+  return {{n, out, h, 2, w, 2}, {s[0], s[1], s[2], s[2] + 2 * out * s[1], s[3], s[3] + out * s[1]}};
+}
+
+class Interleave : public torch::autograd::Function<Interleave> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& all,
+                               int64_t out, bool channels_last) {
+    ctx->saved_data["out"] = out;
+    ctx->saved_data["shape"] = all.sizes().vec();
+    ctx->saved_data["cl"] = channels_last;
+    const auto [size, stride] = phase_view(all, out);
+    const torch::Tensor y6 = all.as_strided(size, stride, all.storage_offset());
+    const int64_t n = size[0], h = size[2], w = size[4];
+    if (channels_last)
+      return y6.permute({0, 2, 3, 4, 5, 1}).contiguous().view({n, 2 * h, 2 * w, out}).permute({0, 3, 1, 2});
+    return y6.contiguous().view({n, out, 2 * h, 2 * w});
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const int64_t out = ctx->saved_data["out"].toInt();
+    const auto shape = ctx->saved_data["shape"].toIntVector();
+    const torch::Tensor g = grads[0];
+    torch::Tensor all = torch::zeros(shape, g.options().memory_format(
+        ctx->saved_data["cl"].toBool() ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous));
+    const auto [size, stride] = phase_view(all, out);
+    // Splitting 2H into (H, 2) and 2W into (W, 2) is a view for any strides.
+    all.as_strided(size, stride, all.storage_offset()).copy_(g.view({size[0], out, size[2], 2, size[4], 2}));
+    return {all, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias) {
-  const int64_t n = x.size(0), out = w3.size(0), h = x.size(2), w = x.size(3);
   // All four phases in one convolution with padding 1: its position (i + a, j + b), channel
   // block 2a + b, reads input rows i-1+a, i+a and columns j-1+b, j+b, i.e. holds phase (a, b)'s
   // output (i, j).
   const torch::Tensor all = torch::conv2d(x, upsample_folded_kernels(w3),
                                           bias.defined() ? bias.repeat({4}) : bias, 1, 1);
-  // [N, out, H, 2 (a), W, 2 (b)] as one strided view of it (any layout: the strides are read
-  // off), so the interleave is a single copy forward and backward.
-  const auto s = all.strides();
-  const torch::Tensor y6 = all.as_strided({n, out, h, 2, w, 2},
-                                          {s[0], s[1], s[2], s[2] + 2 * out * s[1], s[3], s[3] + out * s[1]},
-                                          all.storage_offset());
   const bool cl = x.is_contiguous(torch::MemoryFormat::ChannelsLast) && !x.is_contiguous();
-  if (cl) return y6.permute({0, 2, 3, 4, 5, 1}).contiguous().view({n, 2 * h, 2 * w, out}).permute({0, 3, 1, 2});
-  return y6.contiguous().view({n, out, 2 * h, 2 * w});
+  return Interleave::apply(all, w3.size(0), cl);
 }
 
 }  // namespace hamgan
