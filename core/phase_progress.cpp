@@ -1,8 +1,11 @@
 #include "core/phase_progress.h"
 
 #include <cstdio>
+#include <iostream>
 
 namespace hamgan {
+
+void PhaseProgress::to_stderr(const std::string& line) { std::cerr << line << std::endl; }
 
 PhaseProgress::PhaseProgress(Say say, std::string what, int64_t total, std::string unit, double quiet_s,
                              double every_s)

@@ -13,6 +13,8 @@ namespace hamgan {
 class PhaseProgress {
  public:
   using Say = std::function<void(const std::string&)>;
+  // A Say that writes each line to stderr (progress stays out of stdout's results).
+  static void to_stderr(const std::string& line);
   // total <= 0: unknown (lines show the count only). A null `say` prints nothing.
   PhaseProgress(Say say, std::string what, int64_t total, std::string unit, double quiet_s = 2,
                 double every_s = 5);

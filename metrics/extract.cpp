@@ -1,6 +1,5 @@
 #include "metrics/extract.h"
 
-#include <iostream>
 
 #include "core/error.h"
 #include "core/phase_progress.h"
@@ -10,7 +9,7 @@ namespace hamgan::metrics {
 Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits) {
   std::vector<torch::Tensor> pools, logits;
   // Minutes for 50k images on a CPU: a line every few seconds once it takes long (issue 25).
-  PhaseProgress progress([](const std::string& w) { std::cerr << w << std::endl; }, "feature extraction", 0, "images");
+  PhaseProgress progress(PhaseProgress::to_stderr, "feature extraction", 0, "images");
   for (torch::Tensor b = next(); b.defined(); b = next()) {
     const FeatureOutput o = net.features(b, want_logits);
     pools.push_back(o.pool.to(torch::kCPU, torch::kFloat));

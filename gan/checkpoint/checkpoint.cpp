@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/phase_progress.h"
 #include "gan/models/standing_stats.h"
 #include "io/atomic_file.h"
 #include "io/zip_reader.h"
@@ -198,7 +198,7 @@ Generator load_generator(const CheckpointData& c, bool ema, torch::Device device
   if (ema && c.has_ema && (missing || standing_batches > 0)) {
     StandingStatsOptions o = standing_stats_options(c.config);
     if (standing_batches > 0) o.batches = standing_batches;
-    o.say = [](const std::string& w) { std::cerr << w << std::endl; };
+    o.say = PhaseProgress::to_stderr;
     accumulate_standing_stats(*g, o);
   }
   g->eval();

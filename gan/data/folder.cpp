@@ -26,7 +26,7 @@ class Folder : public Dataset {
     if (classes.empty())
       fail("data.path '", root, "': no class directories (expected an ImageFolder tree)");
     // ImageNet's 1000 directories take a while on a cold disk: progress once it is slow (issue 25).
-    PhaseProgress progress([](const std::string& w) { std::cerr << w << std::endl; }, "scanning " + root,
+    PhaseProgress progress(PhaseProgress::to_stderr, "scanning " + root,
                            static_cast<int64_t>(classes.size()), "class directories");
     for (const auto& cdir : classes) {
       std::vector<std::string> files = list_images(cdir.string());  // fails when it holds none

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -87,7 +88,8 @@ std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Dev
   auto files = checkpoint_files((fs::path(run_dir) / "checkpoints").string());
   if (files.empty()) fail("dgap: no checkpoints in ", run_dir, "/checkpoints");
   std::reverse(files.begin(), files.end());  // oldest first
-  const Config cfg = load_checkpoint(files.front().path).config;
+  std::optional<CheckpointData> first = load_checkpoint(files.front().path);  // scored first, loaded once
+  const Config cfg = first->config;
   const int64_t res = cfg.model.resolution, ch = cfg.model.image_channels;
   const auto train = open_dataset(cfg.data, res, ch);
   const auto test = open_test_split(cfg.data, res, ch);
@@ -98,7 +100,8 @@ std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Dev
   std::ostringstream csv;
   csv << "iteration,d_train,d_test,d_fake,gap,n\n";
   for (const auto& f : files) {
-    rows.push_back(d_gap(load_checkpoint(f.path), *train, *test, n, device));
+    rows.push_back(d_gap(first ? *first : load_checkpoint(f.path), *train, *test, n, device));
+    first.reset();
     const DGapRow& r = rows.back();
     csv << r.iteration << "," << r.d_train << "," << r.d_test << "," << r.d_fake << "," << r.gap() << "," << r.n << "\n";
   }
