@@ -163,8 +163,12 @@ def bench(ctx, args):
         opt_d.zero_grad()
         z, yf = torch.randn(n, 128), torch.randint(10, (n,))
         with autocast():  # forward under autocast, losses and backward in fp32 (as hamgan)
-            with torch.no_grad():
-                fake = g(z, yf)
+            if args.reuse_fake:  # G's graph kept for its step (train.reuse_fake)
+                kept = fake = g(z, yf)
+                fake = fake.detach()
+            else:
+                with torch.no_grad():
+                    fake = g(z, yf)
             out = d(torch.cat([x, fake.to(x.dtype)]), torch.cat([y, yf]))
         out = out.float()
         (F.relu(1 - out[:n]).mean() + F.relu(1 + out[n:]).mean()).backward()
@@ -172,9 +176,10 @@ def bench(ctx, args):
         for p in params_d:
             p.requires_grad_(False)
         opt_g.zero_grad()
-        z, yf = torch.randn(n, 128), torch.randint(10, (n,))
+        if not args.reuse_fake:
+            z, yf = torch.randn(n, 128), torch.randint(10, (n,))
         with autocast():
-            out = d(g(z, yf), yf)
+            out = d(kept if args.reuse_fake else g(z, yf), yf)
         (-out.float().mean()).backward()
         opt_g.step()
         for p in params_d:
@@ -185,8 +190,9 @@ def bench(ctx, args):
             for a, b in zip(g_ema.buffers(), g.buffers()):
                 a.copy_(b)
 
-    mode = "{} {} {} {} {:15s} batch {}, {} threads".format(
+    mode = "{} {}{} {} {} {:15s} batch {}, {} threads".format(
         torch.__version__.split("+")[0], "compile" if args.compile else "eager",
+        " reuse-fake" if args.reuse_fake else "",
         "bf16" if args.amp else "fp32", "channels-last" if args.channels_last else "contiguous",
         ctx, n, torch.get_num_threads())
     for w in range(args.warmup):
@@ -218,6 +224,8 @@ def main():
                    help="bf16 autocast of the forward passes; auto: on with native bf16 (as hamgan)")
     p.add_argument("--channels-last", action="store_true", help="models and images channels-last")
     p.add_argument("--compile", action="store_true", help="torch.compile G and D (torch >= 2)")
+    p.add_argument("--reuse-fake", action="store_true",
+                   help="G's step reuses the D step's fakes (hamgan's train.reuse_fake)")
     args = p.parse_args()
     if args.compile:
         if int(torch.__version__.split(".")[0]) < 2:

@@ -10,7 +10,9 @@
 #                                      none,self_attention,ham_nmf), REPEAT (default 1),
 #                                      BUILD_DIR (default build), COMPILE=0 skips torch.compile,
 #                                      TORCH2_PY (a Python with torch >= 2 and numpy, default
-#                                      ~/.cache/hamgan/torch2-venv/bin/python)
+#                                      ~/.cache/hamgan/torch2-venv/bin/python), REUSE_FAKE=1:
+#                                      both sides' G step reuses the D step's fakes
+#                                      (train.reuse_fake; default: BigGAN's fresh draw)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 threads=${THREADS:-2}
@@ -25,6 +27,10 @@ py=${TORCH2_PY:-$HOME/.cache/hamgan/torch2-venv/bin/python}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: *//')
 echo "CPU: $cpu${HAMGAN_CPU_ISA:+, HAMGAN_CPU_ISA=$HAMGAN_CPU_ISA}, torch $("$py" -c 'import torch; print(torch.__version__)'), $threads threads"
 
+reuse=()
+hreuse=()
+if [ "${REUSE_FAKE:-0}" = 1 ]; then reuse=(--reuse-fake); hreuse=(train.reuse_fake=true); fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # run TAG MODULE COMMAND...: the command's output prefixed with "TAG MODULE:", kept for the
@@ -37,14 +43,14 @@ run() {
 for round in $(seq "${REPEAT:-1}"); do
   for m in ${modules//,/ }; do
     run eager "$m" "$py" scripts/bench_torch_eager.py --context "$m" --threads "$threads" \
-      --iters "$iters" --warmup 2 --amp auto --channels-last
+      --iters "$iters" --warmup 2 --amp auto --channels-last "${reuse[@]}"
     if [ "$compile" != 0 ]; then
       run compile "$m" "$py" scripts/bench_torch_eager.py --context "$m" --threads "$threads" \
-        --iters "$iters" --warmup 2 --amp auto --channels-last --compile
+        --iters "$iters" --warmup 2 --amp auto --channels-last --compile "${reuse[@]}"
     fi
     run hamgan "$m" "$build/hamgan" bench train --config configs/fmnist32_sagan.yaml \
       --threads "$threads" --iters "$iters" --warmup 2 generator.context.type="$m" \
-      discriminator.context.type="$m"
+      discriminator.context.type="$m" "${hreuse[@]}"
   done
 done
 
