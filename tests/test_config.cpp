@@ -111,7 +111,8 @@ TEST(Config, ShippedConfigsLoad) {
 // identical to fmnist32_hamgan.yaml, was dropped). Each fixture has its preset and vice versa.
 // Deliberate changes since (issue 25): ema_standing_batches' default 200 -> 16 everywhere; the
 // ImageNet presets' BigGAN schedule (ema_start 20000, grids and checkpoints every 2000, log
-// every 100); the new imagenet128_cpu_smoke; the scoring-while-training keys (issue 22).
+// every 100); the new imagenet128_cpu_smoke; the scoring-while-training keys (issue 22);
+// train.reuse_fake (issue 19).
 TEST(Config, EveryPresetResolvesAsBefore) {
   namespace fs = std::filesystem;
   std::set<std::string> presets, fixtures;
