@@ -82,7 +82,8 @@ struct TrainConfig {
   double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
   bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
   // n_dis 1: G's step reuses the D step's fakes (one G forward per iteration, not two; the
-  // DCGAN example's step) instead of drawing new ones (BigGAN's). gan/train/trainer.cpp.
+  // DCGAN example's step) instead of drawing new ones (BigGAN's). G's activations stay alive
+  // through D's step (with accumulate: every micro-batch's). gan/train/trainer.cpp.
   bool reuse_fake = false;
   // Against D overfitting the real set (issue 23): DiffAugment (Zhao et al. 2020; the paper's
   // policy is color,translation,cutout) and LeCam (Tseng et al. 2021; lambda 0.3 in the
