@@ -4,6 +4,7 @@
 
 #include "core/compat.h"
 #include "core/error.h"
+#include "core/host_allocator.h"
 #include "gan/cli/commands.h"
 
 namespace {
@@ -17,6 +18,7 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hamgan::keep_freed_memory_for_reuse();  // before the first tensor: core/host_allocator.h
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     usage();
     return argc < 2 ? 2 : 0;
