@@ -3,11 +3,10 @@
 # Fashion-MNIST (configs/fmnist32_quickstart.yaml, sized for a 2-core machine) and score it.
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
-# 4,200 where the CPU has native bf16 (bf16 autocast; about 10 min on the project's 2-core
-# AVX-512 BF16 machines); in fp32 elsewhere a narrower model (ch 12) for 2,600, G's step reusing
-# the D step's fakes (about 20 min on its AVX2 machines, estimated); the learning rates decay
-# over that budget. After a short warm-up the
-# trainer prints its speed and when it will finish.
+# 4,200 where the CPU has native bf16 (bf16 autocast; about 9 min on the project's 2-core
+# AVX-512 BF16 machines), 2,600 in fp32 elsewhere (about 20 min on its AVX2 machines,
+# estimated); the learning rates decay over that budget. After a short warm-up the trainer
+# prints its speed and when it will finish.
 #   ITERATIONS (default by CPU, as above), MINUTES (optional cap: the run stops and decays its
 #   rates by then if that comes first), OUT (default runs/quickstart), BUILD_DIR (default
 #   build), NPROC (default 2: data-parallel ranks of one thread each, twice the images/s of one
@@ -31,14 +30,14 @@ build=${BUILD_DIR:-build}
 
 scripts/setup.sh
 "$build/hamgan" --version
-# By CPU class (README "CPU classes"; measured in README "Quickstart"): with native bf16 the
-# config as it is; in fp32 (AVX2) channels 48 instead of 64 per block (1.5x the iterations per
-# second), one G forward per iteration (train.reuse_fake: 14% less time per step in fp32)
-# and 2,600 iterations (about 20 minutes on 2 AVX2 cores; 2,000 fell short of 0.80).
+# By CPU class (README "CPU classes"; measured in README "Quickstart"), the iterations only: the
+# config is the same model everywhere (ch 12, train.reuse_fake); 4,200 with native bf16 (about
+# 9 minutes on the project's AVX-512 BF16 EPYCs), 2,600 in fp32 (AVX2: about 20 minutes on 2
+# cores, estimated; 2,000 fell short of 0.80).
 if "$build/hamgan" --version | grep -q "auto on the CPU: bf16"; then
   class=(train.iterations="${ITERATIONS:-4200}")
 else
-  class=(train.iterations="${ITERATIONS:-2600}" generator.ch=12 discriminator.ch=12 train.reuse_fake=true)
+  class=(train.iterations="${ITERATIONS:-2600}")
 fi
 # One rank per GPU where there are GPUs (train.device auto trains there): at most their count.
 nproc=${NPROC:-2}
