@@ -37,6 +37,20 @@ CpuIsa cpuinfo_isa(const std::string& cpuinfo) {
   return CpuIsa::other;
 }
 
+bool cpuinfo_has_amx(const std::string& cpuinfo) {
+  std::istringstream in(cpuinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    std::istringstream words(line.substr(colon == std::string::npos ? line.size() : colon + 1));
+    for (std::string w; words >> w;)
+      if (w == "amx_bf16") return true;
+    return false;  // the first processor's flags speak for all
+  }
+  return false;
+}
+
 bool cpuinfo_has_fast_bf16(const std::string& cpuinfo) {
   return cpuinfo_isa(cpuinfo) == CpuIsa::avx512_bf16;
 }
@@ -71,9 +85,22 @@ CpuIsa cpu_isa() {  // read once: bf16 autocast asks on every forward (compat::b
 
 bool cpu_has_fast_bf16() { return cpu_isa() == CpuIsa::avx512_bf16; }
 
+bool cpu_has_amx() {
+  static const bool amx = [] {
+    const char* cap = std::getenv("HAMGAN_CPU_ISA");
+    if (cap && *cap && std::string(cap) != "native") return false;
+    std::ifstream f("/proc/cpuinfo");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return cpuinfo_has_amx(ss.str());
+  }();
+  return amx;
+}
+
 std::string cpu_isa_description() {
   const CpuIsa isa = cpu_isa(), hw = cpu_hardware_isa();
   std::string s = isa_name(isa);
+  if (cpu_has_amx()) s += " + amx";
   if (isa != hw) s += std::string(" (HAMGAN_CPU_ISA; the hardware has ") + isa_name(hw) + ")";
   return s;
 }

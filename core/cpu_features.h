@@ -25,9 +25,17 @@ bool cpuinfo_has_fast_bf16(const std::string& cpuinfo);
 // Error naming the variable for an unknown value, or one above what the hardware has.
 CpuIsa capped_isa(CpuIsa hardware, const char* env_value);
 
+// Whether the flags line lists AMX's bf16 tiles (amx_bf16): Intel Xeons from Sapphire Rapids on;
+// the project's AVX-512 BF16 AMD EPYCs have none. oneDNN's bf16 3x3 convolutions run on the
+// tiles there, which changes which convolution form is faster (layers/fold_taps.h).
+bool cpuinfo_has_amx(const std::string& cpuinfo);
+
 CpuIsa cpu_hardware_isa();  // this machine's /proc/cpuinfo (other where it cannot be read)
 CpuIsa cpu_isa();           // cpu_hardware_isa() capped by HAMGAN_CPU_ISA
 bool cpu_has_fast_bf16();   // cpu_isa() has native bf16
+// The hardware has AMX and HAMGAN_CPU_ISA does not cap it (unset or native): any cap, even
+// avx512_bf16, is taken as below AMX, as scripts/emulate_cpu.sh caps oneDNN there.
+bool cpu_has_amx();
 // e.g. "avx512_bf16" or "avx2 (HAMGAN_CPU_ISA; the hardware has avx512_bf16)".
 std::string cpu_isa_description();
 

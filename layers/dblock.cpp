@@ -1,7 +1,7 @@
 #include "layers/dblock.h"
 
-#include "core/compat.h"
 #include "layers/conv_avgpool.h"
+#include "layers/fold_taps.h"
 
 namespace hamgan {
 
@@ -21,9 +21,9 @@ torch::Tensor DBlockImpl::forward(const torch::Tensor& x) {
   torch::Tensor h = preactivation_ ? torch::relu(x) : x;
   h = torch::relu(conv1_->forward(h));
   // conv2 then pooling as one 4x4 stride-2 convolution (layers/conv_avgpool.h), 2.25x fewer
-  // MACs, in fp32: a training step 18% faster (quickstart model, AVX2). Not in bf16, where
-  // oneDNN's 3x3 kernels (AMX) beat its 4x4 strided ones: the plain form was 5% faster there.
-  if (downsample_ && !compat::conv_runs_reduced(h))
+  // MACs: a training step 18% faster in fp32 (quickstart model, AVX2). Where it pays under bf16
+  // (not on AMX, whose 3x3 kernels beat the 4x4 strided ones): layers/fold_taps.h.
+  if (downsample_ && folded_conv_pays(h))
     h = conv3x3_avgpool2(h, conv2_->weight(), conv2_->bias);
   else if (downsample_)
     h = pool2(conv2_->forward(h));

@@ -1,9 +1,15 @@
 #include "layers/fold_taps.h"
 
 #include "core/compat.h"
+#include "core/cpu_features.h"
 #include "core/error.h"
 
 namespace hamgan {
+
+bool folded_conv_pays(const torch::Tensor& x) {
+  if (!compat::conv_runs_reduced(x)) return true;
+  return x.device().is_cpu() && !cpu_has_amx();
+}
 
 torch::Tensor fold_3x3_taps(const torch::Tensor& w3, std::initializer_list<double> taps, const char* who) {
   if (w3.dim() != 4 || w3.size(2) != 3 || w3.size(3) != 3)

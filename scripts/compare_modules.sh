@@ -9,7 +9,8 @@
 #   MODULES (default: none self_attention ham_nmf ham_vq ham_cd kao_kv sao stt_dense),
 #   ITERS (6000), JOBS (2), OUT (runs/modules), BUILD_DIR (build), N (samples per score, 1000),
 #   CLASSIFIER (default ~/.cache/hamgan/classifier_fmnist32_quickstart.pt, trained if missing),
-#   CONFIG (configs/fmnist32_quickstart.yaml; configs/fmnist32_long.yaml is issue 23's recipe),
+#   CONFIG (configs/fmnist32_quickstart.yaml, ch 12 since 2026-11-25, docs/modules/ ran it at
+#   ch 16; configs/fmnist32_long.yaml, ch 16, is issue 23's recipe and the ranking's),
 #   SEEDS (e.g. "0 1 2": runs OUT/MODULE_sSEED with train.seed=SEED, then prints the mean +- sd
 #   table of scripts/seed_table.py; unset: one run per module, OUT/MODULE, the config's seed)
 set -euo pipefail

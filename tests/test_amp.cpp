@@ -149,6 +149,11 @@ TEST(Amp, ModeAutoMeansCudaOrNativeCpuBf16) {
   EXPECT_FALSE(cpuinfo_has_fast_bf16("flags\t: fpu avx512f avx512_bf16x avx2\n"));
   EXPECT_FALSE(cpuinfo_has_fast_bf16("model name\t: avx512_bf16\n"));  // only the flags line
   EXPECT_FALSE(cpuinfo_has_fast_bf16(""));
+  // AMX: the amx_bf16 flag of the first flags line only (layers/fold_taps.h decides by it).
+  EXPECT_TRUE(cpuinfo_has_amx("flags\t: avx512_bf16 amx_bf16 amx_tile\n"));
+  EXPECT_FALSE(cpuinfo_has_amx("flags\t: avx512f avx512_bf16 amx_tile\n"));
+  EXPECT_FALSE(cpuinfo_has_amx("flags\t: avx2\nflags\t: amx_bf16\n"));
+  EXPECT_FALSE(cpuinfo_has_amx("model name\t: amx_bf16\n"));
   // The CPU classes and HAMGAN_CPU_ISA, which may only lower the class.
   EXPECT_EQ(cpuinfo_isa("flags\t: fpu avx fma avx2 x\n"), CpuIsa::avx2);
   EXPECT_EQ(cpuinfo_isa("flags\t: fpu avx avx2\n"), CpuIsa::other);  // no FMA

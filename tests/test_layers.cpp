@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "layers/cond_bn.h"
+#include "core/compat.h"
+#include "core/cpu_features.h"
 #include "layers/conv_avgpool.h"
+#include "layers/fold_taps.h"
 #include "layers/upsample_conv.h"
 #include "layers/context/self_attention.h"
 #include "layers/dblock.h"
@@ -178,6 +181,49 @@ TEST(UpsampleConv, MatchesUpsampleThenConv) {
   const torch::Tensor x = torch::randn({1, 2, 3, 3}, torch::kDouble), w = torch::randn({3, 2, 3, 3}, torch::kDouble);
   EXPECT_TRUE(close(upsample2_conv3x3(x, w, {}), torch::conv2d(nearest_up2(x), w, {}, 1, 1), 1e-12, 1e-12));
   EXPECT_THROW(upsample_folded_kernels(torch::randn({2, 2, 1, 1})), std::exception);
+}
+
+// Under bf16 autocast (where folded_conv_pays, the blocks take the folded forms there too): each
+// folded form against the plain one in float64 on the same inputs. The error sources: x, the
+// derived kernel, the bias and the output each rounded to bf16 once (u = 2^-8 relative to the
+// magnitude sum), and where LibTorch's bf16 kernels add into bf16 (1.13 on AVX2 CPUs,
+// core/compat.h) the sum's own rounding, as in expect_within_rounding with u = 2^-8.
+TEST(FoldedConv, Bf16AutocastWithinItsRounding) {
+  torch::manual_seed(7);
+  const double u = std::ldexp(1.0, -8);
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 8, 8, 8}, {1, 5, 7, 9}, {2, 16, 16, 16}}) {
+    SCOPED_TRACE(::testing::Message() << torch::IntArrayRef(shape));
+    const int64_t c = shape[1];
+    const double slack = 4 + (compat::cpu_bf16_accumulates_in_fp32() ? 0 : 4 * std::sqrt(9.0 * c));
+    const torch::Tensor x = torch::randn(shape).contiguous(torch::MemoryFormat::ChannelsLast);
+    const torch::Tensor w = torch::randn({6, c, 3, 3}), b = torch::randn({6});
+    const auto xd = x.to(torch::kDouble), wd = w.to(torch::kDouble), bd = b.to(torch::kDouble);
+    torch::Tensor pooled, upsampled;
+    {
+      compat::Autocast bf16(true, torch::kCPU);
+      pooled = conv3x3_avgpool2(x, w, b);
+      upsampled = upsample2_conv3x3(x, w, b);
+    }
+    EXPECT_EQ(pooled.scalar_type(), torch::kBFloat16);
+    const auto check = [&](const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& mag) {
+      const torch::Tensor err = (got.to(torch::kDouble) - want).abs(), bound = slack * u * mag;
+      EXPECT_TRUE((err <= bound).all().item<bool>()) << "worst error / bound: " << (err / bound).max().item<double>();
+    };
+    check(pooled, torch::avg_pool2d(torch::conv2d(xd, wd, bd, 1, 1), {2, 2}),
+          torch::avg_pool2d(torch::conv2d(xd.abs(), wd.abs(), {}, 1, 1), {2, 2}) + bd.abs().view({-1, 1, 1}));
+    check(upsampled, torch::conv2d(nearest_up2(xd), wd, bd, 1, 1),
+          torch::conv2d(nearest_up2(xd.abs()), wd.abs(), {}, 1, 1) + bd.abs().view({-1, 1, 1}));
+  }
+}
+
+// Which form the blocks take: folded in fp32 always; under CPU bf16 autocast unless oneDNN runs
+// the plain 3x3 on AMX tiles (layers/fold_taps.h).
+TEST(FoldedConv, PaysInFp32AndInBf16WithoutAmx) {
+  const torch::Tensor x = torch::randn({1, 2, 4, 4});
+  EXPECT_TRUE(folded_conv_pays(x));
+  EXPECT_EQ(folded_conv_pays(x.to(torch::kBFloat16)), !cpu_has_amx());
+  compat::Autocast bf16(true, torch::kCPU);
+  EXPECT_EQ(folded_conv_pays(x), !cpu_has_amx());
 }
 
 TEST(UpsampleConv, GradcheckDouble) {

@@ -65,7 +65,13 @@ TEST(Prdc, BlockSizeAndDtypeDoNotChangeTheCounts) {
 
 TEST(Prdc, IdenticalSets) {
   torch::manual_seed(3);
-  const torch::Tensor x = torch::randn({300, 10});
+  // Integer coordinates in [-600, 600) and the set closed under negation (mean exactly 0): every
+  // norm, dot product and squared distance is an integer below 2^24, so exact in fp32 whatever
+  // order a GEMM kernel sums in. With Gaussian features the tie at each ball's boundary (the
+  // k-th neighbour) was decided by rounding: d(i, j) and d(j, i) come from different GEMM tiles,
+  // and OpenBLAS's AVX2 kernels (scripts/emulate_cpu.sh avx2) gave density 1.016.
+  const torch::Tensor half = torch::randint(-600, 600, {150, 10}).to(torch::kFloat);
+  const torch::Tensor x = torch::cat({half, -half});
   for (int64_t block : {7, 1024}) {
     const metrics::Prdc s = metrics::precision_recall_density_coverage(x, x, 3, 5, block);
     EXPECT_EQ(s.precision, 1.0);  // every fake sits at the centre of its own real ball
