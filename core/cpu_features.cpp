@@ -18,38 +18,33 @@ const char* isa_name(CpuIsa isa) {
   }
 }
 
-CpuIsa cpuinfo_isa(const std::string& cpuinfo) {
+namespace {
+// The words of the first "flags" line (the first processor's flags speak for all); empty where
+// there is none.
+std::set<std::string> first_flags(const std::string& cpuinfo) {
   std::istringstream in(cpuinfo);
-  std::string line;
-  while (std::getline(in, line)) {
+  std::set<std::string> f;
+  for (std::string line; std::getline(in, line);) {
     if (line.rfind("flags", 0) != 0) continue;
     const size_t colon = line.find(':');
     std::istringstream words(line.substr(colon == std::string::npos ? line.size() : colon + 1));
-    std::set<std::string> f;
     for (std::string w; words >> w;) f.insert(w);
-    const auto has = [&](const char* w) { return f.count(w) > 0; };
-    // The first processor's flags speak for all.
-    if (has("avx512_bf16") || has("amx_bf16")) return CpuIsa::avx512_bf16;
-    if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq")) return CpuIsa::avx512;
-    if (has("avx2") && has("fma")) return CpuIsa::avx2;
-    return CpuIsa::other;
+    break;
   }
+  return f;
+}
+}  // namespace
+
+CpuIsa cpuinfo_isa(const std::string& cpuinfo) {
+  const std::set<std::string> f = first_flags(cpuinfo);
+  const auto has = [&](const char* w) { return f.count(w) > 0; };
+  if (has("avx512_bf16") || has("amx_bf16")) return CpuIsa::avx512_bf16;
+  if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq")) return CpuIsa::avx512;
+  if (has("avx2") && has("fma")) return CpuIsa::avx2;
   return CpuIsa::other;
 }
 
-bool cpuinfo_has_amx(const std::string& cpuinfo) {
-  std::istringstream in(cpuinfo);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    const size_t colon = line.find(':');
-    std::istringstream words(line.substr(colon == std::string::npos ? line.size() : colon + 1));
-    for (std::string w; words >> w;)
-      if (w == "amx_bf16") return true;
-    return false;  // the first processor's flags speak for all
-  }
-  return false;
-}
+bool cpuinfo_has_amx(const std::string& cpuinfo) { return first_flags(cpuinfo).count("amx_bf16") > 0; }
 
 bool cpuinfo_has_fast_bf16(const std::string& cpuinfo) {
   return cpuinfo_isa(cpuinfo) == CpuIsa::avx512_bf16;
