@@ -3,7 +3,7 @@
 # Fashion-MNIST (configs/fmnist32_quickstart.yaml, sized for a 2-core machine) and score it.
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
-# 4,200 where the CPU has native bf16 (bf16 autocast; about 9 min on the project's 2-core
+# 4,200 where the CPU has native bf16 (bf16 autocast; about 8 min on the project's 2-core
 # AVX-512 BF16 machines), 2,600 in fp32 elsewhere (about 20 min on its AVX2 machines,
 # estimated); the learning rates decay over that budget. After a short warm-up the trainer
 # prints its speed and when it will finish.
@@ -32,7 +32,7 @@ scripts/setup.sh
 "$build/hamgan" --version
 # By CPU class (README "CPU classes"; measured in README "Quickstart"), the iterations only: the
 # config is the same model everywhere (ch 12, train.reuse_fake); 4,200 with native bf16 (about
-# 9 minutes on the project's AVX-512 BF16 EPYCs), 2,600 in fp32 (AVX2: about 20 minutes on 2
+# 8 minutes on the project's AVX-512 BF16 EPYCs), 2,600 in fp32 (AVX2: about 20 minutes on 2
 # cores, estimated; 2,000 fell short of 0.80).
 if "$build/hamgan" --version | grep -q "auto on the CPU: bf16"; then
   class=(train.iterations="${ITERATIONS:-4200}")
