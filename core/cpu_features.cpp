@@ -63,13 +63,20 @@ CpuIsa capped_isa(CpuIsa hardware, const char* env_value) {
   fail("HAMGAN_CPU_ISA='", v, "': expected avx2, avx512, avx512_bf16 or native");
 }
 
-CpuIsa cpu_hardware_isa() {
-  static const CpuIsa isa = [] {
+namespace {
+const std::string& proc_cpuinfo() {  // this machine's /proc/cpuinfo, read once ("" where unreadable)
+  static const std::string text = [] {
     std::ifstream f("/proc/cpuinfo");
     std::stringstream ss;
     ss << f.rdbuf();
-    return cpuinfo_isa(ss.str());
+    return ss.str();
   }();
+  return text;
+}
+}  // namespace
+
+CpuIsa cpu_hardware_isa() {
+  static const CpuIsa isa = cpuinfo_isa(proc_cpuinfo());
   return isa;
 }
 
@@ -84,10 +91,7 @@ bool cpu_has_amx() {
   static const bool amx = [] {
     const char* cap = std::getenv("HAMGAN_CPU_ISA");
     if (cap && *cap && std::string(cap) != "native") return false;
-    std::ifstream f("/proc/cpuinfo");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return cpuinfo_has_amx(ss.str());
+    return cpuinfo_has_amx(proc_cpuinfo());
   }();
   return amx;
 }

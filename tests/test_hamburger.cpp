@@ -82,37 +82,33 @@ TEST(Hamburger, ModulesMatchReference) {
     const TensorMap d = load_tensors(oracle_path(c.name + ".pt"));
     const bool given = d.count("bases0.train") > 0;  // random init; else the `bases` buffer
     const torch::Tensor cond = c.classes > 0 ? get(d, "c") : torch::Tensor();
-    struct Run {
-      std::map<std::string, torch::Tensor> out;
-    };
+    // Every compared tensor by its oracle key.
     const auto run = [&](torch::ScalarType dtype) {
       auto m = make_ham(make_spec(c.yaml, c.channels, c.classes, c.h, c.w));
       load_state_dict(*m, with_prefix(d, "init"), c.name);
       m->to(dtype);
       torch::Tensor x = get(d, "x").to(dtype).clone().requires_grad_(true);
-      Run r;
+      std::map<std::string, torch::Tensor> r;
       m->train();
       if (given) m->set_next_bases(get(d, "bases0.train").to(dtype));
       const torch::Tensor y = m->forward(x, cond);
       (y * get(d, "r").to(dtype)).sum().backward();
-      r.out["train.y"] = y.detach();
-      r.out["train.grad_x"] = x.grad();
+      r["train.y"] = y.detach();
+      r["train.grad_x"] = x.grad();
       for (const auto& kv : m->named_parameters()) {
         const torch::Tensor g = kv.value().grad();
-        r.out["train.grad." + kv.key()] = g.defined() ? g : torch::zeros_like(kv.value());
+        r["train.grad." + kv.key()] = g.defined() ? g : torch::zeros_like(kv.value());
       }
-      for (const auto& kv : m->named_buffers()) r.out["after." + kv.key()] = kv.value().detach().clone();
+      for (const auto& kv : m->named_buffers()) r["after." + kv.key()] = kv.value().detach().clone();
       m->eval();
       torch::NoGradGuard ng;
       if (given) m->set_next_bases(get(d, "bases0.eval").to(dtype));
-      r.out["eval.y"] = m->forward(x.detach(), cond);
+      r["eval.y"] = m->forward(x.detach(), cond);
       return r;
     };
-    const Run f32 = run(torch::kFloat), f64 = run(torch::kDouble);
-    TensorMap after = with_prefix(d, "after");
-    for (const auto& [key, got] : f32.out) {
-      const torch::Tensor want = key.rfind("after.", 0) == 0 ? get(after, key.substr(6)) : get(d, key);
-      const torch::Tensor exact = f64.out.at(key);
+    const auto f32 = run(torch::kFloat), f64 = run(torch::kDouble);
+    for (const auto& [key, got] : f32) {
+      const torch::Tensor want = get(d, key), exact = f64.at(key);
       const double own_error = (got.to(torch::kDouble) - exact).abs().max().item<double>();
       const double oracle_error = (want.to(torch::kDouble) - exact).abs().max().item<double>();
       EXPECT_TRUE(close(got, want, kRtol, kAtol + 2 * own_error)) << key << " (a)";
