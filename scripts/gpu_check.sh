@@ -69,7 +69,7 @@ step env 30 0 bash -c "nvidia-smi --query-gpu=name,compute_cap,memory.total,driv
   $py -c 'import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"devices\", torch.cuda.device_count())';
   (command -v nvcc >/dev/null && nvcc --version | tail -1) || echo 'no nvcc on PATH';
   c++ --version | head -1; cmake --version | head -1; echo ninja \$(ninja --version); echo cores \$(nproc)"
-quote env .
+quote env . 12
 # 2. The build: hamgan and the GPU tests, against this machine's PyTorch.
 step build 330 0 env TORCH_PYTHON="$py" BUNDLE="$bundle" BUILD_DIR="$build" scripts/gpu_build.sh "$build" ||
   { note "- build failed: nothing else can run"; export_results; echo "gpu_check: done (build failed)"; exit 1; }
