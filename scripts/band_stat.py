@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Band statistic of a folder of samples (issue 35): does the generator draw a position-dependent
+"""Band statistic of a folder of samples: does the generator draw a position-dependent
 band of stripes near the bottom / right edge?
 
   python3 scripts/band_stat.py DIR [DIR ...]
