@@ -36,22 +36,26 @@ struct ProcessGroup::Impl {
   }
 };
 
-ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda)
+ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
+                           std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = rank == 0;
   opts.numWorkers = static_cast<std::size_t>(world_size);
+  opts.timeout = timeout;
   impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
 #ifdef HAMGAN_HAVE_NCCL
   if (cuda) {
-    impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size,
-                                                              c10d::ProcessGroupNCCL::Options::create());
+    auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
+    nccl_opts->timeout = timeout;
+    impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size, nccl_opts);
     return;
   }
 #endif
   (void)cuda;
   auto pg_opts = c10d::ProcessGroupGloo::Options::create();
+  pg_opts->timeout = timeout;
   pg_opts->devices.push_back(
       c10d::ProcessGroupGloo::createDeviceForHostname(addr == "localhost" ? "127.0.0.1" : addr));
   impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank, world_size, pg_opts);

@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -12,8 +13,10 @@ namespace hamgan::compat {
 class ProcessGroup {
  public:
   // Rendezvous through a TCPStore at addr:port (rank 0 hosts it), then NCCL when `cuda` and
-  // this LibTorch has it, else Gloo. A build without Gloo: hamgan::Error.
-  ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda);
+  // this LibTorch has it, else Gloo. A build without Gloo: hamgan::Error. `timeout` bounds the
+  // wait for the other ranks, at the rendezvous and in every collective.
+  ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
+               std::chrono::milliseconds timeout);
   ~ProcessGroup();
   bool nccl() const;  // NCCL reduces device memory only
   void broadcast(torch::Tensor& t);   // rank 0's values into every rank

@@ -209,6 +209,16 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
     }
     cur.reset(next);
   }
+  // A context module's `type` changed on the command line replaces its mapping, as a preset's
+  // does (gan/config.cpp merge_over): the old type's options would be unknown keys for the
+  // new one. `resolution` stays: it says where the block sits, not how it works.
+  if (parts.back() == "type" && value.IsScalar() && cur["type"] && cur["type"].IsScalar() &&
+      cur["type"].Scalar() != value.Scalar()) {
+    std::vector<std::string> keys;
+    for (const auto& kv : cur) keys.push_back(kv.first.Scalar());
+    for (const auto& key : keys)
+      if (key != "resolution") cur.remove(key);
+  }
   cur[parts.back()] = value;
   return path;
 }

@@ -248,18 +248,27 @@ std::string read_text(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     fail(path, ": is a directory; expected a YAML ", what, " (e.g. configs/fmnist32_hamgan.yaml)");
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open ", what);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // Read at most one byte past the bound: a device (/dev/zero), a pipe that never ends or a
+  // huge file is an error, not a read that fills memory.
+  constexpr std::streamsize kMaxConfigBytes = 1 << 20;
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), kMaxConfigBytes + 1);
   if (in.bad()) fail(path, ": cannot read ", what);
-  return ss.str();
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.gcount() > kMaxConfigBytes)
+    fail(path, ": larger than ", kMaxConfigBytes, " bytes; expected a YAML ", what, " (a config is a few KB)");
+  return text;
 }
 
-// `top` over `base`: mappings merge key by key, anything else (scalar, list) replaces. A
-// mapping whose `type` differs from the base's (a context module) replaces it whole: its other
-// keys are options of that type, and the base's options would be unknown keys for it.
+// `top` over `base`: mappings merge key by key, anything else (scalar, list) replaces. An
+// empty value (`train:` with every key commented out, `train: ~`) changes nothing: it reads as
+// "no settings here", never as "back to the program's defaults". A mapping whose `type`
+// differs from the base's (a context module) replaces it whole: its other keys are options of
+// that type, and the base's options would be unknown keys for it.
 YAML::Node merge_over(YAML::Node base, const YAML::Node& top) {
+  if (top.IsNull() && base.IsDefined() && !base.IsNull()) return base;
   if (!base.IsMap() || !top.IsMap()) return YAML::Clone(top);
   if (top["type"] && base["type"] && top["type"].Scalar() != base["type"].Scalar())
     return YAML::Clone(top);

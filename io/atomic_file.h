@@ -10,7 +10,8 @@
 
 namespace hamgan::io {
 
-// Replaces `path` with `bytes`, all or nothing.
+// Replaces `path` with `bytes`, all or nothing. Whether an existing `path` may be replaced at
+// all is decided before, by io/output_path.h's rule (write_png and npz::write apply it).
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Appends `bytes` in one write (O_APPEND: concurrent appenders never interleave a line);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "io/torch_file.h"
 #include "io/zip_reader.h"
 
@@ -107,6 +108,7 @@ std::map<std::string, torch::Tensor> read(const std::string& path) {
 }
 
 void write(const std::string& path, const std::map<std::string, torch::Tensor>& arrays) {
+  io::check_output_path(path, io::npz_output());  // replaces an earlier .npz only, never another file
   std::vector<uint8_t> out, cd;
   auto put = [](std::vector<uint8_t>& v, uint64_t x, int k) {
     for (int j = 0; j < k; ++j) v.push_back(static_cast<uint8_t>(x >> (8 * j)));

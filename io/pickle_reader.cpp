@@ -12,7 +12,7 @@ namespace hamgan::pickle {
 
 const char* kind_name(Value::Kind k) {
   static const char* names[] = {"None", "bool", "int", "long int", "float", "str", "tuple",
-                                "list", "dict", "global", "storage", "tensor", "mark"};
+                                "list", "dict", "global", "storage", "tensor", "mark", "object"};
   return names[k];
 }
 
@@ -41,8 +41,9 @@ const StorageType kStorageTypes[] = {
 
 class Reader {
  public:
-  Reader(const uint8_t* d, size_t n, size_t pos, const std::string& what)
-      : d_(d), n_(n), pos_(pos), what_(what) {}
+  // scan: null for a state dict (strict); else the TorchScript scan that collects into it.
+  Reader(const uint8_t* d, size_t n, size_t pos, const std::string& what, TensorScan* scan = nullptr)
+      : d_(d), n_(n), pos_(pos), what_(what), scan_(scan) {}
 
   ValuePtr run(size_t& end) {
     for (;;) {
@@ -95,6 +96,11 @@ class Reader {
         }
         case 'X': push_str(bytes(le(4))); break;  // BINUNICODE
         case 0x8c: push_str(bytes(u8())); break;  // SHORT_BINUNICODE
+        case 'B': case 'C': {  // BINBYTES / SHORT_BINBYTES (a TorchScript bytes attribute)
+          if (!scan_) reject(op_pos, op);
+          push_str(bytes(op == 'B' ? le(4) : le(1)));
+          break;
+        }
         case ')': push(make(Value::Tuple)); break;  // EMPTY_TUPLE
         case ']': push(make(Value::List)); break;   // EMPTY_LIST
         case '}': push(make(Value::Dict)); break;   // EMPTY_DICT
@@ -116,9 +122,12 @@ class Reader {
           push(v);
           break;
         }
+        // A scan drops what goes into lists and dicts: nothing it reports depends on them, and
+        // a pickle that fills a list cannot grow the scan's memory.
         case 'a': {  // APPEND
           ValuePtr x = pop(op_pos);
           auto l = list_at_top(op_pos);
+          if (scan_) break;
           adopt(l, {x}, op_pos);
           l->items.push_back(x);
           break;
@@ -126,6 +135,7 @@ class Reader {
         case 'e': {  // APPENDS
           auto xs = pop_mark(op_pos);
           auto l = list_at_top(op_pos);
+          if (scan_) break;
           adopt(l, xs, op_pos);
           l->items.insert(l->items.end(), xs.begin(), xs.end());
           break;
@@ -133,6 +143,7 @@ class Reader {
         case 's': {  // SETITEM
           ValuePtr v = pop(op_pos), k = pop(op_pos);
           auto dct = dict_at_top(op_pos);
+          if (scan_) break;
           adopt(dct, {k, v}, op_pos);
           dct->entries.emplace_back(k, v);
           break;
@@ -141,6 +152,7 @@ class Reader {
           auto xs = pop_mark(op_pos);
           if (xs.size() % 2) bad(op_pos, "SETITEMS with an odd number of items");
           auto dct = dict_at_top(op_pos);
+          if (scan_) break;
           adopt(dct, xs, op_pos);
           for (size_t k = 0; k < xs.size(); k += 2) dct->entries.emplace_back(xs[k], xs[k + 1]);
           break;
@@ -162,7 +174,16 @@ class Reader {
           break;
         }
         case 'Q': {  // BINPERSID
-          push(storage(pop(op_pos), op_pos));
+          ValuePtr st = storage(pop(op_pos), op_pos);
+          if (scan_) scan_->storages.push_back(st->tensor);
+          push(st);
+          break;
+        }
+        case 0x81: {  // NEWOBJ: cls.__new__(cls, *args), TorchScript's module objects
+          if (!scan_) reject(op_pos, op);
+          ValuePtr args = pop(op_pos), cls = pop(op_pos);
+          if (cls->kind != Value::Global || args->kind != Value::Tuple) bad(op_pos, "NEWOBJ needs a class and a tuple");
+          push(make(Value::Object));
           break;
         }
         case 'R': {  // REDUCE
@@ -170,18 +191,15 @@ class Reader {
           push(reduce(fn, args, op_pos));
           break;
         }
-        case 'b': {  // BUILD: only OrderedDict's state (its _metadata), which we drop
+        case 'b': {  // BUILD: only OrderedDict's state (its _metadata), or a scanned object's; dropped
           ValuePtr state = pop(op_pos);
           ValuePtr obj = top(op_pos);
+          if (scan_ && obj->kind == Value::Object) break;
           if (obj->kind != Value::Dict || (state->kind != Value::Dict && state->kind != Value::None))
             bad(op_pos, "BUILD on a " + std::string(kind_name(obj->kind)) + " (only OrderedDict state is accepted)");
           break;
         }
-        default: {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "0x%02x", op);
-          bad(op_pos, std::string("pickle opcode ") + buf + " is not accepted (only the state-dict subset)");
-        }
+        default: reject(op_pos, op);
       }
     }
   }
@@ -189,6 +207,11 @@ class Reader {
  private:
   [[noreturn]] void bad(size_t at, const std::string& msg) const {
     fail(what_, ": pickle at byte ", at, ": ", msg);
+  }
+  [[noreturn]] void reject(size_t at, uint8_t op) const {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%02x", op);
+    bad(at, std::string("pickle opcode ") + buf + " is not accepted (only the state-dict subset)");
   }
   void need(size_t k) const {
     if (k > n_ - pos_) fail(what_, ": pickle truncated at byte ", pos_, " (", k, " bytes needed, ", n_ - pos_, " left)");
@@ -233,7 +256,14 @@ class Reader {
   }
   void push(ValuePtr v) {
     if (stack_.size() >= kMaxDepth) bad(pos_, "stack deeper than " + std::to_string(kMaxDepth));
+    count_scanned();
     stack_.push_back(std::move(v));
+  }
+  // Every value a scan makes is pushed, and every memo entry is put: counting both bounds
+  // what the scan holds, however the pickle nests, memoizes or repeats.
+  void count_scanned() {
+    if (scan_ && ++scanned_ > kMaxScanValues)
+      bad(pos_, "more than " + std::to_string(kMaxScanValues) + " values and memo entries (a checkpoint makes about 30 a tensor)");
   }
   void push_int(int64_t x) {
     auto v = make(Value::Int);
@@ -275,7 +305,10 @@ class Reader {
   }
   void memo_put(uint64_t idx, size_t at) {
     if (idx >= kMaxMemo) bad(at, "memo index " + std::to_string(idx) + " too large");
-    memo_[idx] = top(at);
+    ValuePtr v = top(at);
+    auto [it, fresh] = memo_.try_emplace(idx, v);
+    if (fresh) count_scanned();
+    else it->second = std::move(v);
   }
   void memo_get(uint64_t idx, size_t at) {
     auto it = memo_.find(idx);
@@ -288,7 +321,8 @@ class Reader {
               full == "torch._utils._rebuild_parameter";
     if (mod == "torch")
       for (const auto& st : kStorageTypes) ok = ok || name == st.name;
-    if (!ok) bad(at, "global '" + full + "' is not accepted");
+    // A scan names TorchScript's classes (__torch__.*, torch.jit._pickle.*) but never calls them.
+    if (!ok && !scan_) bad(at, "global '" + full + "' is not accepted");
     auto v = make(Value::Global);
     v->s = full;
     return v;
@@ -330,7 +364,7 @@ class Reader {
     if (args->kind != Value::Tuple) bad(at, "REDUCE arguments are not a tuple");
     const auto& a = args->items;
     if (fn->s == "collections.OrderedDict") {
-      if (!a.empty()) bad(at, "OrderedDict() with arguments");
+      if (!a.empty() && !scan_) bad(at, "OrderedDict() with arguments");
       return make(Value::Dict);
     }
     if (fn->s == "torch._utils._rebuild_parameter") {  // (data, requires_grad, hooks)
@@ -347,14 +381,18 @@ class Reader {
       v->tensor.sizes = int_tuple(a[2], at, "size");
       v->tensor.strides = int_tuple(a[3], at, "stride");
       if (v->tensor.sizes.size() != v->tensor.strides.size()) bad(at, "size and stride differ in length");
+      if (scan_) scan_->tensors.push_back(v->tensor);
       return v;
     }
+    if (scan_) return make(Value::Object);  // named, never called: the scan needs no result
     bad(at, "'" + fn->s + "' cannot be called");
   }
 
   const uint8_t* d_;
   size_t n_, pos_;
   std::string what_;
+  TensorScan* scan_;
+  size_t scanned_ = 0;
   std::vector<ValuePtr> stack_;
   std::unordered_map<uint64_t, ValuePtr> memo_;
 };
@@ -365,6 +403,14 @@ ValuePtr load(const uint8_t* data, size_t n, size_t& pos, const std::string& wha
   if (pos > n) fail(what, ": pickle starts past the end (byte ", pos, " of ", n, ")");
   Reader r(data, n, pos, what);
   return r.run(pos);
+}
+
+TensorScan scan_tensors(const uint8_t* data, size_t n, const std::string& what) {
+  TensorScan out;
+  size_t pos = 0;
+  Reader r(data, n, pos, what, &out);
+  r.run(pos);
+  return out;
 }
 
 }  // namespace hamgan::pickle

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 
 namespace hamgan {
 
@@ -14,6 +15,7 @@ void write_png(const std::string& path, const torch::Tensor& image) {
          image.scalar_type());
   const int64_t h = image.size(0), w = image.size(1), c = image.size(2);
   if (c != 1 && c != 3 && c != 4) fail(path, ": expected 1, 3 or 4 channels, got ", c);
+  io::check_output_path(path, io::png_output());  // replaces an earlier PNG only, never another file
   const torch::Tensor data = image.contiguous();
   std::string bytes;
   const auto append = [](void* ctx, void* p, int n) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(p), n); };

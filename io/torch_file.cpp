@@ -3,13 +3,16 @@
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/istream_adapter.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "io/mapped_file.h"
 
 namespace hamgan::torch_file {
 
@@ -42,25 +45,30 @@ void collect(const ValuePtr& root, const std::string& what, Index& idx) {
   }
 }
 
-// A strided view must stay inside its storage: offset + sum (size-1)*stride < numel.
-torch::Tensor view(const torch::Tensor& storage, const pickle::TensorRef& r, const std::string& what,
-                   const std::string& key) {
-  const int64_t numel_storage = storage.numel();
-  __int128 last = r.offset;  // cannot overflow: at most 64 dims of sizes and strides below 2^40
-  int64_t count = 1;
-  if (r.offset < 0) fail(what, ": key '", key, "': negative storage offset");
-  if (r.sizes.size() > 64) fail(what, ": key '", key, "': ", r.sizes.size(), " dimensions");
+// A strided view must stay inside its storage: offset + sum (size-1)*stride < numel. `who`
+// names the tensor in errors. Returns the view's element count.
+__int128 check_view(const pickle::TensorRef& r, int64_t numel_storage, const std::string& what, const std::string& who) {
+  __int128 last = r.offset, count = 1;  // cannot overflow: at most 64 dims of sizes and strides below 2^40
+  if (r.offset < 0) fail(what, ": ", who, ": negative storage offset ", r.offset);
+  if (r.sizes.size() > 64) fail(what, ": ", who, ": ", r.sizes.size(), " dimensions");
   for (size_t d = 0; d < r.sizes.size(); ++d) {
-    if (r.sizes[d] < 0 || r.strides[d] < 0) fail(what, ": key '", key, "': negative size or stride");
+    if (r.sizes[d] < 0 || r.strides[d] < 0) fail(what, ": ", who, ": negative size or stride");
     if (r.sizes[d] == 0) count = 0;
     else if (r.sizes[d] > (int64_t(1) << 40) || r.strides[d] > (int64_t(1) << 40))
-      fail(what, ": key '", key, "': size/stride out of range");
-    else last += (r.sizes[d] - 1) * r.strides[d];
+      fail(what, ": ", who, ": size/stride out of range");
+    else last += static_cast<__int128>(r.sizes[d] - 1) * r.strides[d];
+    count = std::min<__int128>(count * r.sizes[d], __int128(1) << 80);  // saturates: 64 dims of 2^40
   }
   if (count && last >= numel_storage)
-    fail(what, ": key '", key, "': shape ", shape_str(r.sizes), " with strides ", shape_str(r.strides),
+    fail(what, ": ", who, ": shape ", shape_str(r.sizes), " with strides ", shape_str(r.strides),
          " at offset ", r.offset, " reaches past the end of a storage of ", numel_storage, " elements");
-  if (!count) return torch::empty(r.sizes, torch::TensorOptions().dtype(r.dtype));
+  return count;
+}
+
+torch::Tensor view(const torch::Tensor& storage, const pickle::TensorRef& r, const std::string& what,
+                   const std::string& key) {
+  if (!check_view(r, storage.numel(), what, "key '" + key + "'"))
+    return torch::empty(r.sizes, torch::TensorOptions().dtype(r.dtype));
   return storage.as_strided(r.sizes, r.strides, r.offset).clone();
 }
 
@@ -215,5 +223,55 @@ TensorMap load_bytes(const std::vector<uint8_t>& b, const std::string& what) {
 }
 
 TensorMap load(const std::string& path) { return load_bytes(read_file(path), path); }
+
+uint64_t verify_script_archive(const std::string& path, const io::ZipLimits& limits) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, ": expected a file");
+  const MappedFile file(path, /*writable=*/false);
+  return verify_script_archive(file.data(), file.size(), path, limits);
+}
+
+uint64_t verify_script_archive(const uint8_t* bytes, size_t size, const std::string& path, const io::ZipLimits& limits) {
+  std::map<std::string, uint64_t> sizes;  // member -> bytes (inflated)
+  std::vector<std::pair<std::string, pickle::TensorScan>> pickles;
+  io::for_each_zip_member(bytes, size, path, limits, [&](const std::string& name, const uint8_t* p, size_t n) {
+    // LibTorch looks members up by name: a second one of a name could be read instead of the one checked.
+    if (!sizes.emplace(name, n).second) fail(path, ": member '", name, "' appears twice");
+    const std::string base = name.substr(name.rfind('/') + 1);
+    if (base == "data.pkl" || base == "constants.pkl")
+      pickles.emplace_back(name, pickle::scan_tensors(p, n, path + ":" + name));
+  });
+  for (const auto& [pkl, scan] : pickles) {
+    const std::string where = path + ":" + pkl;
+    const std::string dir = pkl.substr(0, pkl.size() - 4) + "/";  // LibTorch: data.pkl's storage k is data/k
+    std::set<std::string> declared;
+    for (const auto& st : scan.storages) {
+      // The writer declares each storage once and refers back to it; LibTorch reads a record
+      // again for each declaration, so one record declared a million times is a million copies.
+      if (!declared.insert(st.storage_key).second)
+        fail(where, ": storage '", st.storage_key, "' is declared twice (a writer declares each storage once)");
+      if (st.storage_numel == 0) continue;  // LibTorch reads no record for an empty storage
+      const std::string rec = dir + st.storage_key;
+      const uint64_t es = c10::elementSize(st.dtype), numel = static_cast<uint64_t>(st.storage_numel);
+      const auto it = sizes.find(rec);
+      if (it == sizes.end())
+        fail(where, ": storage '", st.storage_key, "' (", numel, " elements of ", c10::toString(st.dtype),
+             ") has no record '", rec, "'");
+      if (numel > it->second / es || numel * es != it->second)
+        fail(where, ": storage '", st.storage_key, "' declares ", numel, " elements of ", c10::toString(st.dtype),
+             " (", es, " bytes each) but its record '", rec, "' holds ", it->second, " bytes");
+    }
+    for (size_t k = 0; k < scan.tensors.size(); ++k) {
+      const pickle::TensorRef& t = scan.tensors[k];
+      const std::string who = "tensor " + std::to_string(k) + " (storage record '" + dir + t.storage_key + "')";
+      // A saved parameter, buffer or Adam moment is never an expanded view: one with more
+      // elements than its storage would have loading allocate what the file does not hold.
+      if (check_view(t, t.storage_numel, where, who) > t.storage_numel)
+        fail(where, ": ", who, ": shape ", shape_str(t.sizes), " with strides ", shape_str(t.strides),
+             " has more elements than its storage of ", t.storage_numel);
+    }
+  }
+  return sizes.size();
+}
 
 }  // namespace hamgan::torch_file

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
+#include "io/mapped_file.h"
 
 namespace hamgan::io {
 
@@ -23,12 +23,13 @@ uint64_t le(const uint8_t* p, int k) { return little_endian(p, k); }
 constexpr uint64_t kMaxMemberBytes = uint64_t(1) << 34;
 
 struct Span {
-  const std::vector<uint8_t>& b;
+  const uint8_t* p;
+  uint64_t size;
   std::string what;
   const uint8_t* at(uint64_t off, uint64_t n, const std::string& thing) const {
-    if (off > b.size() || n > b.size() - off)
-      fail(what, ": ", thing, " at byte ", off, " (", n, " bytes) lies outside the file of ", b.size(), " bytes");
-    return b.data() + off;
+    if (off > size || n > size - off)
+      fail(what, ": ", thing, " at byte ", off, " (", n, " bytes) lies outside the file of ", size, " bytes");
+    return p + off;
   }
 };
 
@@ -65,13 +66,13 @@ uint32_t crc_of(const uint8_t* p, uint64_t n) {
 
 }  // namespace
 
-void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what, uint64_t max_entries,
-                         const std::function<void(const std::string&, const uint8_t*, size_t)>& member) {
-  const Span f{b, what};
+void for_each_zip_member(const uint8_t* b, size_t size, const std::string& what, const ZipLimits& limits,
+                         const ZipMember& member) {
+  const Span f{b, size, what};
   // End of central directory: last 22+ bytes, signature 0x06054b50.
-  if (b.size() < 22) fail(what, ": not a zip archive: too short");
+  if (size < 22) fail(what, ": not a zip archive: too short");
   size_t eocd = std::string::npos;
-  for (size_t k = b.size() - 22 + 1; k-- > 0 && b.size() - k <= 22 + 65535;)
+  for (size_t k = size - 22 + 1; k-- > 0 && size - k <= 22 + 65535;)
     if (le(&b[k], 4) == 0x06054b50) { eocd = k; break; }
   if (eocd == std::string::npos) fail(what, ": not a zip archive: no end of central directory");
   uint64_t entries = le(&b[eocd + 10], 2), cd_off = le(&b[eocd + 16], 4);
@@ -83,8 +84,9 @@ void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what,
     entries = le(p + 32, 8);
     cd_off = le(p + 48, 8);
   }
-  if (entries > max_entries) fail(what, ": ", entries, " zip entries (at most ", max_entries, " expected)");
-  uint64_t pos = cd_off;
+  if (entries > limits.max_entries)
+    fail(what, ": ", entries, " zip entries (at most ", limits.max_entries, " expected)");
+  uint64_t pos = cd_off, inflated_total = 0;
   for (uint64_t e = 0; e < entries; ++e) {
     const uint8_t* c = f.at(pos, 46, "central directory entry");
     if (le(c, 4) != 0x02014b50) fail(what, ": bad central directory entry at byte ", pos);
@@ -120,6 +122,11 @@ void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what,
     if (method == 0) {
       if (csize != usize) fail(where, ": stored member with different sizes");
     } else if (method == 8) {
+      if (usize > limits.max_inflated - inflated_total)
+        fail(where, ": deflated member declares ", usize, " bytes once inflated (", csize, " bytes compressed; ",
+             inflated_total, " inflated before it); at most ", limits.max_inflated,
+             " inflated bytes in all are accepted here", limits.inflated_note);
+      inflated_total += usize;
       inflated = inflate_raw(data, csize, usize, where);
       data = inflated.data();
     } else {
@@ -131,16 +138,22 @@ void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what,
   }
 }
 
+void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what, uint64_t max_entries,
+                         const ZipMember& member) {
+  ZipLimits limits;
+  limits.max_entries = max_entries;
+  for_each_zip_member(b.data(), b.size(), what, limits, member);
+}
+
 uint64_t verify_zip_file(const std::string& path, uint64_t max_entries) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, ": expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open");
-  std::vector<uint8_t> b(std::filesystem::file_size(path, ec));
-  if (ec || (!b.empty() && !in.read(reinterpret_cast<char*>(b.data()), static_cast<std::streamsize>(b.size()))))
-    fail(path, ": read failed");
+  // Mapped: a checkpoint of gigabytes is checked without a copy of it on the heap.
+  const MappedFile file(path, /*writable=*/false);
+  ZipLimits limits;
+  limits.max_entries = max_entries;
   uint64_t n = 0;
-  for_each_zip_member(b, path, max_entries, [&](const std::string&, const uint8_t*, size_t) { ++n; });
+  for_each_zip_member(file.data(), file.size(), path, limits, [&](const std::string&, const uint8_t*, size_t) { ++n; });
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,27 @@ namespace hamgan::io {
 // The unsigned little-endian integer of `bytes` bytes at p (zip and .npy headers).
 uint64_t little_endian(const uint8_t* p, int bytes);
 
+using ZipMember = std::function<void(const std::string& name, const uint8_t* data, size_t size)>;
+
+struct ZipLimits {
+  uint64_t max_entries = uint64_t(1) << 20;
+  // Bytes that all deflated members together may inflate to. Checked against each member's
+  // declared size before its buffer is allocated, so a deflate bomb costs nothing.
+  uint64_t max_inflated = std::numeric_limits<uint64_t>::max();
+  // Appended to the error when max_inflated is exceeded: why this kind of archive has so little.
+  std::string inflated_note;
+};
+
 // Calls `member(name, data, size)` for each member in central-directory order, after its
-// CRC matched. `data` is valid during the call only. More than `max_entries` members: error.
+// CRC matched. `data` is valid during the call only; one member is inflated at a time.
+void for_each_zip_member(const uint8_t* bytes, size_t size, const std::string& what, const ZipLimits& limits,
+                         const ZipMember& member);
+// More than `max_entries` members: error.
 void for_each_zip_member(const std::vector<uint8_t>& bytes, const std::string& what, uint64_t max_entries,
-                         const std::function<void(const std::string&, const uint8_t*, size_t)>& member);
+                         const ZipMember& member);
 
 // Fails (naming `path` and the member) unless `path` is a zip archive whose members all
-// match their CRC-32. Returns the number of members.
+// match their CRC-32. Returns the number of members. The file is mapped, not read into memory.
 uint64_t verify_zip_file(const std::string& path, uint64_t max_entries = uint64_t(1) << 20);
 
 }  // namespace hamgan::io

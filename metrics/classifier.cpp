@@ -1,5 +1,6 @@
 #include "metrics/classifier.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,8 @@ void save_classifier(const std::string& path, DomainClassifier& net, const Class
   d.insert("class_names", names);
   d.insert("data", info.data);
   d.insert("test_accuracy", info.test_accuracy);
+  d.insert("test_n", info.test_n);
+  d.insert("chance", info.chance);
   c10::Dict<std::string, at::Tensor> sd;
   for (const auto& [k, t] : state_dict(*net)) sd.insert(k, t.detach().to(torch::kCPU).contiguous());
   d.insert("state_dict", sd);
@@ -136,6 +139,18 @@ DomainClassifier load_classifier(const std::string& path, ClassifierInfo* info_o
   if (!data.isString() || !acc.isDouble()) fail(path, ": entries 'data' (string) and 'test_accuracy' (float) expected");
   info.data = data.toStringRef();
   info.test_accuracy = acc.toDouble();
+  if (!(info.test_accuracy <= 1)) fail(path, ": test_accuracy ", info.test_accuracy, "; expected at most 1 (< 0: unknown)");
+  // Files written before the held-out size was recorded have neither entry: unknown.
+  if (d.find(std::string("test_n")) != d.end()) {
+    info.test_n = get_int(d, "test_n", path);
+    if (info.test_n < 0) fail(path, ": test_n ", info.test_n, "; expected >= 0");
+  }
+  if (d.find(std::string("chance")) != d.end()) {
+    const c10::IValue c = get(d, "chance", path);
+    if (!c.isDouble()) fail(path, ": entry 'chance' is a ", c.tagKind(), "; expected a float");
+    info.chance = c.toDouble();
+    if (!(info.chance <= 1)) fail(path, ": chance ", info.chance, "; expected at most 1 (< 0: unknown)");
+  }
   const c10::IValue sdv = get(d, "state_dict", path);
   if (!sdv.isGenericDict()) fail(path, ": entry 'state_dict' is a ", sdv.tagKind(), "; expected a dict of tensors");
   TensorMap sd;
@@ -172,8 +187,81 @@ std::string classifier_identity(DomainClassifier& net) {
   return buf;
 }
 
+std::string ChanceVerdict::text() const {
+  char b[200];
+  std::snprintf(b, sizeof b, "%.4f (%lld of %lld right), chance %.4f, binomial p %.2g, needed >= %.4f", accuracy,
+                static_cast<long long>(hits), static_cast<long long>(n), chance, p_value, needed);
+  return b;
+}
+
+double binomial_upper_tail(int64_t hits, int64_t n, double p) {
+  if (hits <= 0) return 1;
+  if (hits > n) return 0;
+  if (p <= 0) return 0;
+  if (p >= 1) return 1;
+  // Terms in log space (n may be tens of thousands), summed from the largest down.
+  const double lp = std::log(p), lq = std::log1p(-p), ln = std::lgamma(static_cast<double>(n) + 1);
+  double sum = 0;
+  for (int64_t k = hits; k <= n; ++k) {
+    const double kk = static_cast<double>(k), rest = static_cast<double>(n - k);
+    sum += std::exp(ln - std::lgamma(kk + 1) - std::lgamma(rest + 1) + kk * lp + rest * lq);
+  }
+  return std::min(1.0, sum);
+}
+
+ChanceVerdict chance_verdict(int64_t hits, int64_t n, double chance) {
+  ChanceVerdict v;
+  v.hits = hits, v.n = n, v.chance = chance;
+  v.accuracy = n > 0 ? static_cast<double>(hits) / static_cast<double>(n) : 0;
+  v.p_value = n > 0 ? binomial_upper_tail(hits, n, chance) : 1;
+  v.needed = chance + kChanceMargin * (1 - chance);
+  v.above = n > 0 && v.p_value < kChanceAlpha && v.accuracy >= v.needed;
+  return v;
+}
+
+int64_t min_images_to_beat_chance(int64_t n_classes) {
+  const auto k = static_cast<double>(std::max<int64_t>(2, n_classes));
+  for (int64_t n = 2;; ++n) {  // ends: the tail falls like chance^(n-1)
+    // The most even split of n images still gives one class ceil(n / k) of them.
+    const double chance = std::max(1.0 / k, std::ceil(static_cast<double>(n) / k) / static_cast<double>(n));
+    if (chance_verdict(n - 1, n, chance).above) return n;
+  }
+}
+
+void check_above_chance(const ClassifierInfo& info, const std::string& path, std::ostream& warn) {
+  const double uniform = 1.0 / static_cast<double>(info.options.n_classes);
+  if (info.test_accuracy < 0) {
+    warn << "warning: " << path << " records no held-out accuracy (not written by `hamgan classifier train`?): "
+         << "nothing shows that it tells its " << info.options.n_classes
+         << " classes apart, so scores in its features may mean nothing\n";
+    return;
+  }
+  const double chance = info.chance > 0 ? info.chance : uniform;
+  const auto refuse = [&](const std::string& why) {
+    fail(path, ": its held-out accuracy ", why, " is not clearly above chance (a binomial test at ", kChanceAlpha,
+         " and at least ", kChanceMargin, " of the way from chance to perfect): FIDs in its features and class "
+         "accuracies from it would mean nothing. Train another with `hamgan classifier train` (more steps, more "
+         "images per class), which writes only classifiers that pass");
+  };
+  if (info.test_n > 0) {
+    const auto hits = static_cast<int64_t>(std::llround(info.test_accuracy * static_cast<double>(info.test_n)));
+    const ChanceVerdict v = chance_verdict(hits, info.test_n, chance);
+    if (!v.above) refuse(v.text());
+    return;
+  }
+  // Older files record no held-out size: the effect bound alone, at chance 1/classes.
+  const ChanceVerdict v = chance_verdict(0, 0, chance);
+  if (info.test_accuracy < v.needed) {
+    char b[128];
+    std::snprintf(b, sizeof b, "%.4f (held-out size not recorded), chance %.4f, needed >= %.4f", info.test_accuracy,
+                  chance, v.needed);
+    refuse(b);
+  }
+}
+
 ClassifierExtractor::ClassifierExtractor(const std::string& path, torch::Device device) : device_(device) {
   net_ = load_classifier(path, &info_);
+  check_above_chance(info_, path, std::cerr);
   identity_ = classifier_identity(net_);
   net_->to(device);
 }

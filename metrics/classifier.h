@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,36 @@ struct ClassifierInfo {
   std::vector<std::string> class_names;  // may be empty
   std::string data;                      // the source it was trained on
   double test_accuracy = -1;             // on its test / held-out split; < 0: unknown
+  int64_t test_n = 0;                    // images that accuracy counts; 0: unknown (older files)
+  double chance = -1;                    // the accuracy of guessing on that split; < 0: unknown (1 / classes)
 };
+
+// Whether a classifier tells its classes apart: "clearly above chance" means both
+//  - significance: at chance level p0 (the larger of 1/classes and the evaluated split's
+//    largest class share, i.e. always answering its most frequent class), the one-sided exact
+//    binomial probability of at least `hits` right out of `n` is below kChanceAlpha (1%), and
+//  - effect: the accuracy is at least p0 + kChanceMargin (1 - p0), a twentieth of the way from
+//    chance to perfect (a huge test split makes 0.11 against 0.10 "significant", not useful).
+// A classifier that fails it gives FIDs in features that carry no class information and class
+// accuracies that are guesses: `classifier train` does not write one, and using one is refused.
+constexpr double kChanceAlpha = 0.01, kChanceMargin = 0.05;
+struct ChanceVerdict {
+  int64_t hits = 0, n = 0;
+  double accuracy = 0, chance = 0, p_value = 1, needed = 0;  // needed: the effect bound
+  bool above = false;
+  std::string text() const;  // "0.0833 (2 of 24), chance 0.1000, binomial p 0.71, needed >= 0.1450"
+};
+// P(X >= hits) for X ~ Binomial(n, p).
+double binomial_upper_tail(int64_t hits, int64_t n, double p);
+ChanceVerdict chance_verdict(int64_t hits, int64_t n, double chance);
+// The fewest evaluated images at which a classifier of `n_classes` classes can pass with one
+// mistake when they are split as evenly as possible (one class then has ceil(n / classes)):
+// 12 for 2 classes, 8 for 3, 7 for 4, 5 for 5 or more. A smaller held-out split shows nothing.
+int64_t min_images_to_beat_chance(int64_t n_classes);
+// At use: an error naming `path` when the file's recorded accuracy is not clearly above chance
+// (files without a held-out size: below the effect bound at chance 1/classes); a warning on
+// `warn` when it records no accuracy at all.
+void check_above_chance(const ClassifierInfo& info, const std::string& path, std::ostream& warn);
 
 // One torch.save-compatible dict (torch.load reads it): format "hamgan-classifier", version,
 // the options, class names, data, test accuracy and `state_dict`. Written atomically.

@@ -1,6 +1,7 @@
 #include "metrics/prdc.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -47,6 +48,24 @@ torch::Tensor balls_containing(const Points& a, const Points& b, const torch::Te
 
 double fraction(const torch::Tensor& hit) { return hit.sum().item<double>() / static_cast<double>(hit.numel()); }
 
+// A set whose points have k-NN radius 0 (k or more exact copies): their open balls are empty,
+// so they can hold no point of the other set whatever the generator does. One line per set,
+// naming it, how many points and which metrics lose them; nothing when there are none. "0" is
+// up to `tol`: copies' distances come out of ||a||^2 + ||b||^2 - 2ab as rounding noise, not
+// exactly 0.
+void warn_zero_radii(const char* set, int64_t n, const std::vector<std::pair<torch::Tensor, std::string>>& radii,
+                     double tol, std::vector<std::string>& out) {
+  std::string parts;
+  for (const auto& [radius_sq, what] : radii) {
+    const int64_t zero = radius_sq.le(tol).sum().item<int64_t>();
+    if (zero > 0) parts += std::string(parts.empty() ? "" : ", ") + std::to_string(zero) + " for " + what;
+  }
+  if (parts.empty()) return;
+  out.push_back(std::string("the ") + set + " features (" + std::to_string(n) + " points) have k-NN radii of 0 (" +
+                parts + "): exact duplicates, whose open balls hold nothing, so those metrics cannot count them "
+                "(duplicated images, or a feature network that maps them together; not a property of the generator)");
+}
+
 }  // namespace
 
 Prdc precision_recall_density_coverage(const torch::Tensor& real, const torch::Tensor& fake, int64_t k_pr,
@@ -77,6 +96,13 @@ Prdc precision_recall_density_coverage(const torch::Tensor& real, const torch::T
   const torch::Tensor real_radius_pr = real_nnd.select(1, k_pr), real_radius_dc = real_nnd.select(1, k_dc);
 
   Prdc out{};
+  // Rounding noise of a squared distance is far below 1e-9 of the squared norms it comes from;
+  // distinct images' features are never that close.
+  const double tol = 1e-9 * std::max(r0.pow(2).sum(1).mean().item<double>(), f0.pow(2).sum(1).mean().item<double>());
+  const std::string kp = "k " + std::to_string(k_pr), kd = "k " + std::to_string(k_dc);
+  warn_zero_radii("real", n, {{real_radius_pr, "precision (" + kp + ")"}, {real_radius_dc, "density and coverage (" + kd + ")"}},
+                  tol, out.warnings);
+  warn_zero_radii("fake", m, {{fake_nnd.select(1, k_pr), "recall (" + kp + ")"}}, tol, out.warnings);
   out.precision = fraction(balls_containing(f, r, real_radius_pr, block) > 0);
   out.recall = fraction(balls_containing(r, f, fake_nnd.select(1, k_pr), block) > 0);
   out.density = balls_containing(f, r, real_radius_dc, block).sum().item<double>() /

@@ -10,13 +10,23 @@
 // As in the authors' `prdc` package (the reference the oracle follows), a point is not one of
 // its own k neighbours and a ball is open (<): a point on the boundary is outside. Kynkaanniemi
 // et al.'s Eq. 1 writes <=; the two differ only on exact ties such as duplicated points.
+// Duplicates matter: a point with k or more exact copies has radius 0, and its open ball holds
+// nothing, so a set of copies scores 0 against itself. The definition is kept (it is the
+// published one); such radii are reported in `warnings`, naming the set, so a 0 is not read
+// as a result about the generator.
 #pragma once
 #include <torch/torch.h>
+
+#include <string>
+#include <vector>
 
 namespace hamgan::metrics {
 
 struct Prdc {
-  double precision, recall, density, coverage;
+  double precision = 0, recall = 0, density = 0, coverage = 0;
+  // One line per set ("real", "fake") with points whose k-NN radius is 0, saying how many and
+  // which metrics they empty.
+  std::vector<std::string> warnings;
 };
 
 // real [N, d], fake [M, d]: any float dtype, any device (computed there in float32; squared

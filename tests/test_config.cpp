@@ -172,6 +172,53 @@ TEST(Config, PresetsInheritTheirBase) {
   EXPECT_EQ(r8.resolved["generator"]["context"]["d"].as<int>(), 32);
 }
 
+// An empty section in a derived preset (every key commented out, or `~`) changes nothing: the
+// base's section stays, never the program's defaults.
+TEST(Config, EmptySectionsInAPresetKeepTheBase) {
+  const auto dir = preset_dir({
+      {"root.yaml", "model: {resolution: 32, n_classes: 10}\ngenerator:\n  ch: 8\n  context: "
+                    "{type: ham_nmf, resolution: 16}\ntrain: {batch_size: 8, iterations: 300}\n"},
+      {"commented.yaml", "base: root.yaml\ntrain:\n  # batch_size: 4\n  # iterations: 10\ngenerator:\n"},
+      {"tilde.yaml", "base: root.yaml\ntrain: ~\ngenerator: ~\n"},
+  });
+  for (const char* file : {"commented.yaml", "tilde.yaml"}) {
+    const Config c = load_config((dir / file).string());
+    EXPECT_EQ(c.train.batch_size, 8) << file;
+    EXPECT_EQ(c.train.iterations, 300) << file;
+    EXPECT_EQ(c.generator.ch, 8) << file;
+    EXPECT_EQ(c.generator.context.type, "ham_nmf") << file;
+  }
+}
+
+// A context module's type changed by an override replaces its options as a preset's does,
+// keeping where it sits (resolution).
+TEST(Config, TypeOverrideReplacesTheModulesOptions) {
+  const std::string cfg = test::source_path("configs/imagenet128_hamgan.yaml");
+  const Config none = load_config(cfg, {"generator.context.type=none"});
+  EXPECT_EQ(none.generator.context.type, "none");
+  const Config sa = load_config(cfg, {"generator.context.type=self_attention", "discriminator.context.type=self_attention"});
+  EXPECT_EQ(sa.generator.context.type, "self_attention");
+  EXPECT_EQ(sa.generator.context.resolution, 32);
+  EXPECT_FALSE(sa.resolved["generator"]["context"]["d"]);
+  // The same type keeps the options: one key changes.
+  const Config r8 = load_config(cfg, {"generator.context.type=ham_nmf", "generator.context.r=8"});
+  EXPECT_EQ(r8.resolved["generator"]["context"]["r"].as<int>(), 8);
+}
+
+// A config or base that never ends (/dev/zero) or is huge is refused after a bounded read.
+TEST(Config, UnboundedConfigFilesAreRefused) {
+  const auto dir = preset_dir({{"zero.yaml", "base: /dev/zero\n"}});
+  for (const std::string& path : {std::string("/dev/zero"), (dir / "zero.yaml").string()}) {
+    try {
+      load_config(path);
+      ADD_FAILURE() << path << " loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("/dev/zero"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Config, BadBasesAreClearErrors) {
   const auto dir = preset_dir({
       {"a.yaml", "base: b.yaml\n"},

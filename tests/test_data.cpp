@@ -7,6 +7,7 @@
 #include <functional>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "core/error.h"
 #include "gan/data/dataset.h"
@@ -14,6 +15,7 @@
 #include "gan/data/sources.h"
 #include "io/decode.h"
 #include "io/image.h"
+#include "io/png.h"
 #include "support/errors.h"
 #include "support/oracle.h"
 
@@ -350,6 +352,52 @@ TEST(Packed, ResumesPartial) {
   std::ifstream a(po.out, std::ios::binary), b(full.out, std::ios::binary);
   std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
   EXPECT_TRUE(sa == sb) << "a resumed file differs from one written in one go";
+}
+
+// A packed file remembers the source as it was: a class or image added since is an error
+// naming both states, and a .partial resumed after an image was replaced holds the new pixels.
+TEST(Packed, NoticesASourceThatChanged) {
+  const fs::path src = fs::path(std::getenv("HAMGAN_BINARY_DIR")) / "scratch_data" / "changing_tree";
+  fs::remove_all(src);
+  auto put = [&](const std::string& cls, int k, int value) {
+    fs::create_directories(src / cls);
+    write_png((src / cls / (std::to_string(k) + ".png")).string(),
+              torch::full({8, 8, 1}, value, torch::kUInt8));
+  };
+  for (int k = 0; k < 4; ++k) put("a", k, 10 + k), put("b", k, 50 + k);
+  PrepareOptions po;
+  po.source = src.string();
+  po.out = scratch("changing.pack");
+  po.resolution = 8;
+  po.channels = 1;
+  po.chunk = 2;
+  po.threads = 1;
+  po.progress = false;
+  EXPECT_TRUE(prepare_packed(po).finished);
+  EXPECT_TRUE(prepare_packed(po).already_complete);  // unchanged: nothing to do
+  for (int k = 0; k < 4; ++k) put("c", k, 90 + k);
+  const std::string e = error_of([&] { prepare_packed(po); });
+  EXPECT_NE(e.find("has changed since"), std::string::npos) << e;
+  EXPECT_NE(e.find("8 images in 2 classes"), std::string::npos) << e;
+  EXPECT_NE(e.find("now 12 images in 3 classes"), std::string::npos) << e;
+
+  // Interrupted after the first chunk (images 0 and 1 of class a), then image a/0 replaced.
+  po.out = scratch("changing_resume.pack");
+  po.stop_after_chunks = 1;
+  EXPECT_FALSE(prepare_packed(po).finished);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later modification time
+  put("a", 0, 200);
+  po.stop_after_chunks = -1;
+  const PrepareResult r = prepare_packed(po);
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.chunks_reused, 0);
+  DataConfig dc;
+  dc.format = DataFormat::Packed;
+  dc.path = po.out;
+  const auto pk = open_dataset(dc, 8, 1);
+  int32_t label;
+  bool ok;
+  EXPECT_EQ(image(*pk, 0, label, ok)[0][0][0].item<int>(), 200);
 }
 
 TEST(Loader, DeterministicAcrossRunsAndWorkers) {

@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
 
 #include "core/error.h"
 #include "gan/config.h"
@@ -118,6 +120,40 @@ TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
     if (i < n_state && !torch::equal(single[i], init[i])) ++moved;
   }
   EXPECT_GT(moved, n_state / 2) << "the update should change most of D's state";
+}
+
+// A rank whose peers never come says whom it waits for and gives up after
+// HAMGAN_RENDEZVOUS_TIMEOUT; --nproc inside a launcher's environment is an error at once.
+TEST(Distributed, AWaitForMissingRanksIsAnnouncedAndBounded) {
+  const std::string bin = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/hamgan";
+  const std::string dir = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/rendezvous_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string port = std::to_string(free_loopback_port());
+  const std::vector<std::string> env = {"WORLD_SIZE=2", "RANK=0", "MASTER_ADDR=127.0.0.1",
+                                        "MASTER_PORT=" + port, "HAMGAN_RENDEZVOUS_TIMEOUT=3"};
+  const std::vector<std::string> cfg = {"-c", test::source_path("configs/fmnist32_sagan.yaml"), "--synthetic",
+                                        "--threads", "1", "train.iterations=2", "generator.ch=4", "discriminator.ch=4"};
+  struct Case {
+    std::string name;
+    std::vector<std::string> extra;
+    std::vector<std::string> expected;
+  };
+  for (const Case& c : {Case{"alone", {}, {"rank 0 of 2: waiting up to 3 s", "127.0.0.1:" + port, "failed within 3 s"}},
+                        Case{"nproc", {"--nproc", "2"}, {"--nproc 2 and WORLD_SIZE=2", "give one"}}}) {
+    std::vector<std::string> argv = {bin, "train", "--out", dir + "/" + c.name};
+    argv.insert(argv.end(), cfg.begin(), cfg.end());
+    argv.insert(argv.end(), c.extra.begin(), c.extra.end());
+    const std::string log = dir + "/" + c.name + ".log";
+    test::ChildGuard child(test::spawn(argv, env, log));
+    const int status = test::wait_for(child.pid(), 60);
+    child.release();
+    ASSERT_NE(status, -1) << c.name << ": still waiting after 60 s";
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << c.name << ": status " << status;
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const auto& e : c.expected) EXPECT_NE(text.find(e), std::string::npos) << c.name << ": " << text;
+  }
 }
 
 TEST(Distributed, EnvironmentIsValidated) {

@@ -272,6 +272,53 @@ TEST(Hamburger, StartsAsIdentityAndKeepsShape) {
   }
 }
 
+// The Hamburger treats positions alike (the bread is 1x1 convolutions, the decomposition sees
+// positions as the columns of X, Eqs. 1-2): permuting the H*W positions of the input permutes
+// the output and the input gradient the same way, for every ham, in train and eval mode, in
+// both memory formats. A fault that treated some positions differently (a reshape that mixes
+// H and W, a layout path that reads the wrong stride) would break this.
+TEST(Hamburger, PermutingPositionsPermutesOutputAndGradient) {
+  const int64_t b = 2, c = 16, h = 6, w = 8, n = h * w;
+  for (const char* type : {"ham_nmf", "ham_vq", "ham_cd"}) {
+    for (const bool train : {true, false}) {
+      for (const bool channels_last : {false, true}) {
+        const std::string name = std::string(type) + (train ? " train" : " eval") + (channels_last ? " NHWC" : " NCHW");
+        // Two modules from one seed: in train mode each sees its first forward (SN's power
+        // iteration and BN's running statistics move with every forward).
+        std::shared_ptr<HamburgerImpl> m[2];
+        for (auto& mi : m) {
+          torch::manual_seed(5);
+          mi = make_ham(make_spec(std::string("{type: ") + type + ", r: 3}", c, 4, h, w));
+          mi->to(torch::kDouble);
+          torch::NoGradGuard ng;
+          mi->sigma.fill_(0.7);  // away from the identity it starts as
+          mi->train(train);
+        }
+        torch::manual_seed(6);
+        const auto perm = torch::randperm(n);
+        const auto permute = [&](const torch::Tensor& t) {
+          return t.flatten(2).index_select(2, perm).view({t.size(0), t.size(1), h, w});
+        };
+        auto x = torch::rand({b, c, h, w}, torch::kDouble);
+        if (channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+        auto xp = permute(x);
+        if (channels_last) xp = xp.contiguous(at::MemoryFormat::ChannelsLast);
+        x.requires_grad_(true), xp.requires_grad_(true);
+        const auto bases = torch::rand({b, m[0]->d(), m[0]->r()}, torch::kDouble);
+        const auto y = torch::tensor({1, 3});
+        const auto probe = torch::randn({b, c, h, w}, torch::kDouble);
+        m[0]->set_next_bases(bases), m[1]->set_next_bases(bases);
+        const auto out = m[0]->forward(x, y), outp = m[1]->forward(xp, y);
+        (out * probe).sum().backward();
+        (outp * permute(probe)).sum().backward();
+        EXPECT_TRUE(torch::allclose(outp, permute(out), 1e-9, 1e-11)) << name;
+        EXPECT_TRUE(torch::allclose(xp.grad(), permute(x.grad()), 1e-9, 1e-11)) << name;
+        EXPECT_FALSE(torch::allclose(out, x, 1e-3, 1e-3)) << name << ": the module did nothing";
+      }
+    }
+  }
+}
+
 TEST(Hamburger, RandomBasesDistributionsAndSeed) {
   const torch::Tensor u = NMF(NMFOptions{}).random_bases(4, 8, 3, c10::nullopt, {});
   EXPECT_GE(u.min().item<float>(), 0.f);

@@ -1,6 +1,7 @@
 // Sampling: the truncated latent draw against scipy's truncnorm moments, seed determinism and
 // batch-size independence, EMA vs G selection, class lists, the ImageFolder output of
-// `hamgan sample` (layout, counts, no overwrite), and the grid/interpolation pictures.
+// `hamgan sample` (layout, counts, no overwrite), the grid/interpolation pictures, and how
+// `hamgan fid --fake` reads such a folder back (classes by folder number, hidden entries skipped).
 #include <gtest/gtest.h>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "gan/cli/commands.h"
@@ -19,6 +21,8 @@
 #include "gan/sample/truncated_normal.h"
 #include "io/decode.h"
 #include "io/image.h"
+#include "io/png.h"
+#include "metrics/classifier.h"
 #include "metrics/image_dir.h"
 #include "metrics/labeled_grid.h"
 #include "support/cli.h"
@@ -241,4 +245,92 @@ TEST(EvalConfig, KeysDefaultsAndOldCheckpoints) {
   EXPECT_EQ(old.config_yaml, yaml);
   EXPECT_EQ(old.config.eval.inception, "");
   EXPECT_EQ(old.config.eval.fid_n, 10000);
+}
+
+namespace {
+
+// DIR/<entry>/<k>.png for each (entry, count): 16x16 gray noise, or a flat white image for
+// entries under a hidden folder (so counting them would move any statistic).
+void add_images(const std::string& dir, const std::vector<std::pair<std::string, int>>& entries, uint64_t seed) {
+  torch::manual_seed(seed);
+  for (const auto& [entry, n] : entries) {
+    fs::create_directories(fs::path(dir) / entry);
+    const bool hidden = entry.find("/.") != std::string::npos || entry[0] == '.';
+    for (int k = 0; k < n; ++k)
+      write_png((fs::path(dir) / entry / (std::to_string(k) + ".png")).string(),
+                hidden ? torch::full({16, 16, 1}, 255, torch::kUInt8)
+                       : torch::randint(0, 256, {16, 16, 1}, torch::kLong).to(torch::kUInt8));
+  }
+}
+
+std::string line_of(const std::string& text, const std::string& start) {
+  const size_t at = text.find(start);
+  return at == std::string::npos ? "(no '" + start + "' line)" : text.substr(at, text.find('\n', at) - at);
+}
+
+}  // namespace
+
+// One folder that was not a number (even a hidden .ipynb_checkpoints/) made every folder
+// labelled by its sorted position (008/ became class 2) and its images were scored. Classes
+// are the folders' numbers; hidden entries are skipped at any depth; a stray folder or loose
+// images beside class folders are errors naming them.
+TEST(FakeFolder, ClassesAreFolderNumbersAndHiddenEntriesAreSkipped) {
+  const std::string dir = fresh("fake_labels");
+  add_images(dir, {{"000", 2}, {"008", 1}, {".ipynb_checkpoints", 2}, {"008/.ipynb_checkpoints", 1}}, 1);
+  std::ofstream(dir + "/.hidden.png") << "x";
+  std::ofstream(dir + "/classes.txt") << "000 a\n008 b\n";  // not an image: no sample, no error
+  const metrics::SampleFolder f = metrics::sample_folder(dir);
+  EXPECT_EQ(f.files, (std::vector<std::string>{dir + "/000/0.png", dir + "/000/1.png", dir + "/008/0.png"}));
+  ASSERT_TRUE(f.labels.defined());
+  EXPECT_TRUE(torch::equal(f.labels, torch::tensor({0, 0, 8}, torch::kLong))) << f.labels;
+  EXPECT_EQ(f.skipped, (std::vector<std::string>{".hidden.png (1 image)", ".ipynb_checkpoints/ (2 images)",
+                                                  "008/.ipynb_checkpoints/ (1 image)"}));
+  // A flat folder has no classes.
+  const std::string flat = fresh("fake_flat");
+  add_images(flat, {{"", 3}, {".ipynb_checkpoints", 1}}, 2);
+  const metrics::SampleFolder ff = metrics::sample_folder(flat);
+  EXPECT_EQ(ff.files.size(), 3u);
+  EXPECT_FALSE(ff.labels.defined());
+  // A folder that is not a class number, and loose images beside class folders: errors naming them.
+  add_images(dir, {{"extra", 2}}, 3);
+  std::string e = test::error_of([&] { metrics::sample_folder(dir); });
+  EXPECT_NE(e.find(dir + ": extra/ (2 images): not a class number"), std::string::npos) << e;
+  fs::remove_all(dir + "/extra");
+  write_png(dir + "/grid.png", torch::zeros({4, 4, 3}, torch::kUInt8));
+  e = test::error_of([&] { metrics::sample_folder(dir); });
+  EXPECT_NE(e.find(dir + ": grid.png beside the class folders"), std::string::npos) << e;
+}
+
+// Through `hamgan fid --fake` with a 10-class classifier: class accuracy per class 0 and 8
+// (never by position), and the FID with a hidden folder of white images beside the samples is
+// the FID without it.
+TEST(FakeFolder, FidFakeScoresTheSamplesOnly) {
+  metrics::ClassifierOptions o;
+  o.resolution = 16, o.channels = 1, o.n_classes = 10, o.width = 4, o.feature_dim = 8;
+  torch::manual_seed(5);
+  metrics::DomainClassifier net(o);
+  metrics::ClassifierInfo info;
+  info.options = o, info.data = "test", info.test_accuracy = 0.99, info.test_n = 1000;
+  const std::string clf = fresh("fake_clf") + ".pt";
+  metrics::save_classifier(clf, net, info);
+  const std::string real = fresh("fake_real"), fake = fresh("fake_scored");
+  add_images(real, {{"", 6}}, 4);
+  add_images(fake, {{"000", 3}, {"008", 3}, {".ipynb_checkpoints", 2}}, 5);
+  const auto fid = [&] {
+    return test::run_cli(cli::fid, "fid", {"--real", real, "--fake", fake, "--features", clf, "--threads", "1"});
+  };
+  const std::string with_hidden = fid();
+  const std::string acc = line_of(with_hidden, "class accuracy ");
+  EXPECT_NE(acc.find("(per class: 0 "), std::string::npos) << acc;
+  EXPECT_NE(acc.find(", 8 "), std::string::npos) << acc;
+  EXPECT_EQ(acc.find(", 1 "), std::string::npos) << acc;
+  EXPECT_EQ(acc.find(", 2 "), std::string::npos) << acc;
+  fs::remove_all(fake + "/.ipynb_checkpoints");
+  const std::string without = fid();
+  EXPECT_EQ(line_of(with_hidden, "FID "), line_of(without, "FID ")) << with_hidden << "\n" << without;
+  EXPECT_EQ(acc, line_of(without, "class accuracy "));
+  // A stray folder is refused before any image is scored.
+  add_images(fake, {{"backup", 1}}, 6);
+  const std::string e = test::error_of([&] { fid(); });
+  EXPECT_NE(e.find(fake + ": backup/: not a class number"), std::string::npos) << e;
 }

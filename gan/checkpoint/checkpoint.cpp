@@ -13,8 +13,10 @@
 
 #include "core/error.h"
 #include "core/phase_progress.h"
+#include "gan/models/arch.h"
 #include "gan/models/standing_stats.h"
 #include "io/atomic_file.h"
+#include "io/torch_file.h"
 #include "io/zip_reader.h"
 
 namespace hamgan {
@@ -28,6 +30,37 @@ int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
   ar.read(key, v);
   if (!v.isInt()) fail("entry '", key, "': expected an integer");
   return v.toInt();
+}
+
+// A count the checkpoint stores (iteration, loader position): never negative.
+int64_t read_count(torch::serialize::InputArchive& ar, const std::string& key) {
+  const int64_t v = read_int(ar, key);
+  if (v < 0) fail("entry '", key, "' is ", v, ": expected >= 0");
+  return v;
+}
+
+// The stored config decides how large the models built from it are, and they are built before
+// any stored shape is compared (load_module): an edited config (generator.ch 2000) would
+// allocate gigabytes, or fail inside LibTorch naming nothing. Every block of G and D holds two
+// 3x3 convolutions (in -> out, out -> out; gan/models/arch.h), which the file holds as weights
+// of at least 2 bytes (they are fp32): a config whose convolutions alone outweigh the file does
+// not belong to it. This lower bound leaves out everything else (linear layers, attention, EMA
+// G, Adam's moments), so it never refuses a checkpoint hamgan wrote.
+void check_config_fits_file(const CheckpointData& c, uint64_t file_bytes) {
+  const auto conv_weights = [](const std::vector<BlockArch>& arch) {
+    double w = 0;
+    for (const auto& b : arch) w += 9.0 * (static_cast<double>(b.in) * b.out + static_cast<double>(b.out) * b.out);
+    return w;
+  };
+  const ModelConfig& m = c.config.model;
+  const double g = conv_weights(generator_arch(m.resolution, c.config.generator.ch));
+  const double d = conv_weights(discriminator_arch(m.resolution, c.config.discriminator.ch, m.image_channels));
+  if (2 * (g + d) > static_cast<double>(file_bytes))
+    fail(c.path, ": its stored config (model.resolution ", m.resolution, ", generator.ch ", c.config.generator.ch,
+         ", discriminator.ch ", c.config.discriminator.ch, ") builds G and D with ", static_cast<uint64_t>(g + d),
+         " convolution weights, more than this file of ", file_bytes,
+         " bytes holds even at 2 bytes a weight; the config inside the checkpoint was edited or does not belong "
+         "to these weights");
 }
 
 }  // namespace
@@ -86,21 +119,32 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   verified_files()[path] = {file_stamp(path), c.iteration};
 }
 
-CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
+namespace {
+
+CheckpointData read_checkpoint(const std::string& path, torch::Device device, uint64_t file_bytes) {
   CheckpointData c;
   c.path = path;
   c.archive = std::make_shared<torch::serialize::InputArchive>();
-  // LibTorch's reader does not check the zip CRCs: a flipped byte in a tensor record would
-  // load as different weights. Every record is checked first (issue 13).
-  io::verify_zip_file(path);
+  // LibTorch's reader checks neither the zip CRCs (a flipped byte in a tensor record would load
+  // as different weights) nor any size the file declares (a tensor at storage offset 2^28 reads
+  // a gigabyte past its storage: a crash; a record shorter than its storage: garbage weights).
+  // Every record, storage and tensor view is checked against the file first. LibTorch writes
+  // every record uncompressed and a zip tool's repack of weights gains little, so deflated
+  // members may inflate to about twice the file's size, never to a deflate bomb's gigabytes.
+  io::ZipLimits limits;
+  limits.max_inflated = 2 * file_bytes + (uint64_t(1) << 20);
+  limits.inflated_note =
+      " (twice the file's size: hamgan's checkpoints store every record uncompressed, so this file was "
+      "crafted or damaged)";
+  torch_file::verify_script_archive(path, limits);
   try {
     c.archive->load_from(path, device);
     c.version = read_int(*c.archive, "version");
     if (c.version != kCheckpointVersion)
       fail("format version ", c.version, ", expected ", kCheckpointVersion);
-    c.iteration = read_int(*c.archive, "iteration");
-    c.loader.epoch = read_int(*c.archive, "loader_epoch");
-    c.loader.batch_in_epoch = read_int(*c.archive, "loader_batch");
+    c.iteration = read_count(*c.archive, "iteration");
+    c.loader.epoch = read_count(*c.archive, "loader_epoch");
+    c.loader.batch_in_epoch = read_count(*c.archive, "loader_batch");
     c10::IValue v;
     c.archive->read("config", v);
     if (!v.isString()) fail("entry 'config': expected YAML text");
@@ -108,6 +152,7 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
     c.archive->read("has_ema", v);
     c.has_ema = v.isBool() && v.toBool();
     if (c.archive->try_read("g_ema_standing", v) && v.isInt()) c.ema_standing = v.toInt();
+    if (c.ema_standing < 0) fail("entry 'g_ema_standing' is ", c.ema_standing, ": expected >= 0");
     // Every part must be present now, not when it is first used.
     std::vector<std::string> parts = {"g", "d", "opt_g", "opt_d", "rng"};
     if (c.has_ema) parts.push_back("g_ema");
@@ -122,7 +167,21 @@ CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
          e.what_without_backtrace());
   }
   c.config = parse_config(c.config_yaml, path + " (stored config)");
+  check_config_fits_file(c, file_bytes);
   return c;
+}
+
+}  // namespace
+
+CheckpointData load_checkpoint(const std::string& path, torch::Device device) {
+  std::error_code ec;
+  const uint64_t file_bytes = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+  try {
+    return read_checkpoint(path, device, file_bytes);
+  } catch (const std::bad_alloc&) {
+    fail(path, ": out of memory while reading this checkpoint of ", file_bytes,
+         " bytes (its tensors need about as much again)");
+  }
 }
 
 void CheckpointData::load_module(const std::string& part, torch::nn::Module& m) const {
@@ -190,7 +249,15 @@ torch::Tensor CheckpointData::rng_state(const std::string& name) const {
 }
 
 Generator load_generator(const CheckpointData& c, bool ema, torch::Device device, int64_t standing_batches) {
-  Generator g(c.config.model, c.config.generator);
+  Generator g{nullptr};
+  try {
+    g = Generator(c.config.model, c.config.generator);
+  } catch (const c10::Error& e) {  // LibTorch's allocation failure names neither file nor config
+    fail(c.path, ": cannot build G from its stored config (generator.ch ", c.config.generator.ch, "): ",
+         e.what_without_backtrace());
+  } catch (const std::bad_alloc&) {
+    fail(c.path, ": out of memory building G from its stored config (generator.ch ", c.config.generator.ch, ")");
+  }
   c.load_module(ema && c.has_ema ? "g_ema" : "g", *g);
   g->to(device);
   // Checkpoints written before standing statistics hold the live G's BN statistics.

@@ -57,8 +57,12 @@ struct CheckpointData {
 
 // Atomic (io::write_file_atomically): a temporary, fsync, rename, fsync of the directory.
 void save_checkpoint(const std::string& path, const CheckpointWrite& c);
-// Reads and validates the whole file (every zip record's CRC first; tensors land on
-// `device`). Any damage: hamgan::Error naming the file.
+// Reads and validates the whole file (tensors land on `device`). Before LibTorch reads it, every
+// size it declares is bounded by the file: each record's CRC, what compressed members inflate
+// to, each storage against its record, each tensor view against its storage
+// (torch_file::verify_script_archive); then counts (iteration, loader position) must not be
+// negative and the stored config must not build models larger than the file holds. Any damage
+// or craft: hamgan::Error naming the file and what was expected, in memory bounded by its size.
 CheckpointData load_checkpoint(const std::string& path, torch::Device device = torch::kCPU);
 // G (or EMA G when `ema` and the checkpoint has one) rebuilt from the stored config, eval mode.
 // An EMA G stored without standing statistics gets them here (train.ema_standing_batches);

@@ -55,8 +55,16 @@ metrics::DomainClassifier seeded_net(const metrics::ClassifierOptions& o, uint64
 
 }  // namespace
 
-double classifier_accuracy(metrics::DomainClassifier& net, const Dataset& data, const std::vector<int64_t>& index,
-                           int64_t batch, int workers) {
+double ClassifierScore::chance() const {
+  const int64_t k = static_cast<int64_t>(per_class.size());
+  double c = k > 0 ? 1.0 / static_cast<double>(k) : 1.0;
+  if (n > 0)
+    for (const int64_t m : per_class) c = std::max(c, static_cast<double>(m) / static_cast<double>(n));
+  return c;
+}
+
+ClassifierScore classifier_score(metrics::DomainClassifier& net, const Dataset& data, const std::vector<int64_t>& index,
+                                 int64_t batch, int workers) {
   std::vector<int64_t> all;
   const std::vector<int64_t>* idx = &index;
   if (index.empty()) {
@@ -66,22 +74,36 @@ double classifier_accuracy(metrics::DomainClassifier& net, const Dataset& data, 
   if (idx->empty()) fail("classifier accuracy: no images");
   net->eval();
   torch::InferenceMode guard;
-  int64_t hit = 0, seen = 0;
+  ClassifierScore s;
+  s.per_class.assign(static_cast<size_t>(data.num_classes()), 0);
   for (size_t b = 0; b < idx->size(); b += static_cast<size_t>(batch)) {
     const int64_t n = std::min<int64_t>(batch, static_cast<int64_t>(idx->size() - b));
     const auto [x, y] = read_batch(data, idx->data() + b, n, workers);
     if (y.size(0) == 0) continue;
-    hit += net->forward(x).second.argmax(1).eq(y).sum().item<int64_t>();
-    seen += y.size(0);
+    s.hits += net->forward(x).second.argmax(1).eq(y).sum().item<int64_t>();
+    s.n += y.size(0);
+    const auto counts = torch::bincount(y, {}, data.num_classes());
+    for (int64_t c = 0; c < data.num_classes(); ++c) s.per_class[static_cast<size_t>(c)] += counts[c].item<int64_t>();
   }
-  if (seen == 0) fail("classifier accuracy: none of the ", idx->size(), " images could be decoded");
-  return static_cast<double>(hit) / static_cast<double>(seen);
+  if (s.n == 0) fail("classifier accuracy: none of the ", idx->size(), " images could be decoded");
+  return s;
+}
+
+double classifier_accuracy(metrics::DomainClassifier& net, const Dataset& data, const std::vector<int64_t>& index,
+                           int64_t batch, int workers) {
+  const ClassifierScore s = classifier_score(net, data, index, batch, workers);
+  return static_cast<double>(s.hits) / static_cast<double>(s.n);
 }
 
 ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shared_ptr<Dataset> test,
                                        const ClassifierTrainOptions& opt, std::ostream& log) {
-  if (opt.epochs < 1 || opt.batch < 1 || opt.workers < 1 || !(opt.lr > 0))
-    fail("classifier train: epochs, batch and workers must be >= 1 and lr > 0");
+  // Each named on its own: "epochs, batch and workers must be >= 1" left the user to guess.
+  if (opt.steps < 0) fail("classifier train: --steps ", opt.steps, "; expected >= 1 (0: sized by --epochs)");
+  if (opt.steps == 0 && opt.epochs < 1) fail("classifier train: --epochs ", opt.epochs, "; expected >= 1");
+  if (opt.min_steps < 0) fail("classifier train: min_steps ", opt.min_steps, "; expected >= 0");
+  if (opt.batch < 1) fail("classifier train: --batch ", opt.batch, "; expected >= 1");
+  if (opt.workers < 1) fail("classifier train: --workers ", opt.workers, "; expected >= 1");
+  if (!(opt.lr > 0) || !std::isfinite(opt.lr)) fail("classifier train: --lr ", opt.lr, "; expected a finite number > 0");
   if (test && (test->resolution() != train->resolution() || test->channels() != train->channels() ||
                test->num_classes() != train->num_classes()))
     fail("classifier train: the test split differs from the training source in size, channels or classes");
@@ -91,34 +113,61 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
   ClassifierTrainResult res;
   res.net = seeded_net(o, opt.seed);
 
+  // The tested images must be able to show that the classifier beats chance.
+  const int64_t k = train->num_classes(), min_test = metrics::min_images_to_beat_chance(k);
+  if (test && test->size() < min_test)
+    fail("classifier train: the test split has ", test->size(), " images; telling a classifier of ", k,
+         " classes from chance takes at least ", min_test, " (one mistake allowed at a binomial p < ",
+         metrics::kChanceAlpha, ")");
   // Held-out split: image i is held out when floor((i + 1) h) > floor(i h), spread evenly.
+  double h = opt.holdout;
+  if (!test) {
+    if (!(h > 0 && h < 1)) fail("classifier train: holdout ", h, "; expected a fraction in (0, 1)");
+    const int64_t n = train->size();
+    if (n < min_test + 2)
+      fail("classifier train: ", n, " images of ", k, " classes; a held-out split that can tell a classifier from "
+           "chance needs ", min_test, " of them (one mistake allowed at a binomial p < ", metrics::kChanceAlpha,
+           ") and training at least 2 more: give at least ", min_test + 2, " images, or a source with a test split");
+    const auto held_by = [n](double f) { return static_cast<int64_t>(std::floor(static_cast<double>(n) * f)); };
+    if (held_by(h) < min_test) {
+      const double wider = (static_cast<double>(min_test) + 0.5) / static_cast<double>(n);
+      log << "note: --holdout " << h << " holds out " << held_by(h) << " of " << n << " images, too few to tell a "
+          << "classifier of " << k << " classes from chance; holding out " << held_by(wider) << " instead\n";
+      h = wider;
+    }
+  }
   std::vector<int64_t> fit, held;
   for (int64_t i = 0; i < train->size(); ++i) {
-    const bool out = !test && std::floor((i + 1) * opt.holdout) > std::floor(i * opt.holdout);
+    const bool out = !test && std::floor((i + 1) * h) > std::floor(i * h);
     (out ? held : fit).push_back(i);
   }
-  if (!test && (held.empty() || opt.holdout >= 1))
-    fail("classifier train: holdout ", opt.holdout, " of ", train->size(), " images leaves no held-out or no training images");
+  if (!test && held.empty())
+    fail("classifier train: holdout ", h, " of ", train->size(), " images leaves no held-out images");
   // A small folder (a first try of one's data) trains in one batch of all its images; BN
   // needs two.
   if (fit.size() < 2) fail("classifier train: ", fit.size(), " training images; expected at least 2");
   const int64_t batch = std::min<int64_t>(opt.batch, static_cast<int64_t>(fit.size()));
   if (batch < opt.batch) log << "note: " << fit.size() << " training images: batch " << batch << " instead of " << opt.batch << "\n";
   res.n_train = static_cast<int64_t>(fit.size());
-  res.n_test = test ? test->size() : static_cast<int64_t>(held.size());
   res.test_split = test ? "test split" : "held-out split";
 
   torch::optim::Adam adam(res.net->parameters(), torch::optim::AdamOptions(opt.lr));
-  const int64_t steps_per_epoch = res.n_train / batch, total = steps_per_epoch * opt.epochs;
+  const int64_t steps_per_epoch = res.n_train / batch;
+  const int64_t total = opt.steps > 0 ? opt.steps : std::max(steps_per_epoch * opt.epochs, opt.min_steps);
+  const int64_t epochs = (total + steps_per_epoch - 1) / steps_per_epoch;
+  if (opt.steps == 0 && total > steps_per_epoch * opt.epochs)
+    log << "note: " << opt.epochs << " epochs of " << res.n_train << " images are " << steps_per_epoch * opt.epochs
+        << " steps of batch " << batch << "; training " << total << " steps (" << epochs << " epochs) instead\n";
   auto gen = at::detail::createCPUGenerator(opt.seed ^ 0x636c6173736966ull);  // "classif"
   const torch::Tensor fit_t = torch::tensor(fit, torch::kLong);
   const auto t0 = std::chrono::steady_clock::now();
   int64_t step = 0;
-  for (int64_t e = 0; e < opt.epochs; ++e) {
+  for (int64_t e = 0; step < total; ++e) {
     res.net->train();
     const torch::Tensor order = fit_t.index_select(0, torch::randperm(res.n_train, gen));
     double loss_sum = 0;
-    for (int64_t b = 0; b < steps_per_epoch; ++b, ++step) {
+    int64_t losses = 0;
+    for (int64_t b = 0; b < steps_per_epoch && step < total; ++b, ++step) {
       auto [x, y] = read_batch(*train, order.data_ptr<int64_t>() + b * batch, batch, opt.workers);
       if (opt.flip) {  // drawn for the whole batch, so the stream does not depend on skipped images
         const torch::Tensor flip = (torch::rand({batch}, gen) < 0.5).view({-1, 1, 1, 1});
@@ -132,18 +181,23 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
       loss.backward();
       adam.step();
       loss_sum += loss.item<double>();
+      ++losses;
       // A diverged classifier would be written and then score every run as NaN (issue 24).
       if (!std::isfinite(loss_sum))
         fail("classifier train: the loss became ", loss_sum, " in epoch ", e + 1, " (step ", step + 1,
              "); nothing written. Lower --lr (now ", opt.lr, ")");
     }
-    res.epoch_loss.push_back(loss_sum / static_cast<double>(steps_per_epoch));
+    res.epoch_loss.push_back(loss_sum / static_cast<double>(std::max<int64_t>(1, losses)));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    log << "epoch " << e + 1 << "/" << opt.epochs << ": loss " << std::setprecision(4) << res.epoch_loss.back()
-        << " (" << std::fixed << std::setprecision(1) << s << " s)\n" << std::defaultfloat << std::flush;
+    log << "epoch " << e + 1 << "/" << epochs << " (step " << step << "/" << total << "): loss " << std::setprecision(4)
+        << res.epoch_loss.back() << " (" << std::fixed << std::setprecision(1) << s << " s)\n" << std::defaultfloat
+        << std::flush;
   }
-  res.test_accuracy = test ? classifier_accuracy(res.net, *test, {}, 256, opt.workers)
-                           : classifier_accuracy(res.net, *train, held, 256, opt.workers);
+  res.steps = step;
+  const ClassifierScore sc = test ? classifier_score(res.net, *test, {}, 256, opt.workers)
+                                  : classifier_score(res.net, *train, held, 256, opt.workers);
+  res.test_hits = sc.hits, res.n_test = sc.n, res.chance = sc.chance();
+  res.test_accuracy = static_cast<double>(sc.hits) / static_cast<double>(sc.n);
   return res;
 }
 

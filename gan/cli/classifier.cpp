@@ -1,7 +1,10 @@
-// hamgan classifier train --data SRC [--format F] --out clf.pt [--epochs N] [--seed S]
+// hamgan classifier train --data SRC [--format F] --out clf.pt [--epochs N | --steps N] [--seed S]
 //   [-c config] [--resolution R] [--channels C] [--batch B] [--lr LR] [--width W]
 //   [--feature-dim D] [--holdout H] [--workers W] [--threads T] [--overwrite]
-// The domain classifier `hamgan fid --features clf.pt` scores with (metrics/classifier.h).
+// The domain classifier `hamgan fid --features clf.pt` scores with (metrics/classifier.h). Only
+// a classifier whose accuracy on the test or held-out split is clearly above chance
+// (metrics::chance_verdict) is written: one that guesses would make every FID in its features
+// and every class accuracy it gives look like a measurement.
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -17,6 +20,10 @@ namespace hamgan::cli {
 
 namespace {
 
+// Without --steps: --epochs passes, but at least this many optimizer steps. 240 images at batch
+// 128 are one step an epoch, and 5 such steps left a 10-class classifier at chance.
+constexpr int64_t kMinSteps = 200;
+
 int classifier_train(int argc, char** argv) {
   cxxopts::Options o("hamgan classifier train",
                      "Train a small CNN on a labelled data source, for `hamgan fid --features` (FID in its features "
@@ -29,7 +36,9 @@ int classifier_train(int argc, char** argv) {
       "resolution", "image size the classifier sees: the GAN's (default: the config's, else 32)",
       cxxopts::value<int64_t>())(
       "channels", "1 or 3 (default: the config's, else 1 for fmnist, else 3)", cxxopts::value<int64_t>())(
-      "epochs", "passes over the training images", cxxopts::value<int64_t>()->default_value("3"))(
+      "epochs", "passes over the training images, but at least 200 optimizer steps (default 3)",
+      cxxopts::value<int64_t>())(
+      "steps", "optimizer steps to train (instead of --epochs)", cxxopts::value<int64_t>())(
       "batch", "images per step", cxxopts::value<int64_t>()->default_value("128"))(
       "lr", "Adam learning rate (cosine decay to 0)", cxxopts::value<double>()->default_value("0.002"))(
       "width", "channels of the first conv (doubled per block, at most 8x)", cxxopts::value<int64_t>()->default_value("16"))(
@@ -65,7 +74,14 @@ int classifier_train(int argc, char** argv) {
   if (ch == 0) ch = dc.format == DataFormat::Fmnist ? 1 : 3;
 
   ClassifierTrainOptions opt;
-  opt.epochs = r["epochs"].as<int64_t>();
+  if (r.count("epochs") && r.count("steps")) fail("classifier train: --epochs and --steps: give one of them");
+  if (r.count("epochs")) opt.epochs = r["epochs"].as<int64_t>();
+  if (r.count("steps")) {
+    opt.steps = r["steps"].as<int64_t>();
+    if (opt.steps < 1) fail("classifier train: --steps ", opt.steps, "; expected >= 1");
+  } else {
+    opt.min_steps = kMinSteps;
+  }
   opt.seed = r["seed"].as<uint64_t>();
   opt.batch = r["batch"].as<int64_t>();
   opt.lr = r["lr"].as<double>();
@@ -79,19 +95,33 @@ int classifier_train(int argc, char** argv) {
   auto train = open_dataset(dc, res, ch);
   auto test = open_test_split(dc, res, ch);
   std::cerr << "training a classifier on " << dc.path << " (" << word_of(dc.format, kDataFormatWords) << ", " << train->size() << " images, "
-            << train->num_classes() << " classes, " << res << "x" << res << "x" << ch << "), " << opt.epochs
-            << " epochs\n";
+            << train->num_classes() << " classes, " << res << "x" << res << "x" << ch << "), "
+            << (opt.steps > 0 ? std::to_string(opt.steps) + " steps"
+                              : std::to_string(opt.epochs) + " epochs (at least " + std::to_string(kMinSteps) + " steps)")
+            << "\n";
   ClassifierTrainResult t = train_classifier(train, test, opt, std::cerr);
+  const metrics::ChanceVerdict v = metrics::chance_verdict(t.test_hits, t.n_test, t.chance);
+  if (!v.above)
+    fail("classifier train: test accuracy ", v.text(), " on the ", t.test_split, " (", t.steps, " steps on ", t.n_train,
+         " images) is not clearly above chance (a binomial test at ", metrics::kChanceAlpha, " and at least ",
+         metrics::kChanceMargin, " of the way from chance to perfect); nothing written to ", out,
+         ": FIDs in its features and class accuracies from it would mean nothing. Train longer (--steps), on more "
+         "images per class (", train->size(), " images of ", train->num_classes(),
+         " classes here), or check that the classes differ in what the images show");
   metrics::ClassifierInfo info;
   info.options = t.net->options();
   info.class_names = train->class_names();
   info.data = dc.path;
   info.test_accuracy = t.test_accuracy;
+  info.test_n = t.n_test;
+  info.chance = t.chance;
   metrics::save_classifier(out, t.net, info);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "test accuracy " << std::fixed << std::setprecision(4) << t.test_accuracy << " on the " << t.test_split
-            << " (" << t.n_test << " images; trained on " << t.n_train << ")\n"
-            << "wrote " << out << " (" << metrics::classifier_identity(t.net) << ") in " << std::setprecision(1) << s
+            << " (" << t.n_test << " images; trained on " << t.n_train << ") after " << t.steps << " steps\n"
+            << "chance " << t.chance << "; clearly above it (binomial p " << std::defaultfloat << std::setprecision(2)
+            << v.p_value << ")\n"
+            << std::fixed << "wrote " << out << " (" << metrics::classifier_identity(t.net) << ") in " << std::setprecision(1) << s
             << " s\n";
   return 0;
 }

@@ -14,15 +14,15 @@ int compare(int argc, char** argv) {
                         "Scored runs (hamgan fid --run) side by side: one figure, one table, a ranking");
   opts.add_options()("run", "a run directory with fid.csv (repeat, up to 10)",
                      cxxopts::value<std::vector<std::string>>())(
-      "out", "writes OUT.png and OUT.csv", cxxopts::value<std::string>());
+      "out", "writes OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair)", cxxopts::value<std::string>());
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   if (!r.count("run")) fail("compare: expected --run DIR (one per run to compare)");
   if (!r.count("out")) fail("compare: expected --out PREFIX (writes PREFIX.png and PREFIX.csv)");
   const auto dirs = r["run"].as<std::vector<std::string>>();
-  const std::string out = r["out"].as<std::string>();
-  eval::check_compare_outputs(out);
+  const std::string out = eval::compare_prefix(r["out"].as<std::string>());
+  eval::check_compare_outputs(out);  // before any run is read: a refusal costs nothing
   const auto runs = eval::summarize_runs(dirs);
   eval::plot_runs(dirs, out + ".png");
   eval::write_run_summaries(runs, out + ".csv");

@@ -59,7 +59,7 @@ int stats(int argc, char** argv) {
   add_common(o);
   o.add_options()("images", "image directory", cxxopts::value<std::string>())(
       "data", "data source (fmnist/cifar10 directory, ImageFolder, packed file)", cxxopts::value<std::string>())(
-      "out", "output .npz", cxxopts::value<std::string>());
+      "out", "output .npz (may replace an earlier .npz, never another file)", cxxopts::value<std::string>());
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
   eval::FidJob j = common_job(*parsed);
@@ -77,7 +77,8 @@ int fid(int argc, char** argv) {
                                    "statistics or another directory; `hamgan fid stats` writes statistics");
   add_common(o);
   o.add_options()("real", "reference .npz (pytorch-fid format) or image directory", cxxopts::value<std::string>())(
-      "fake", "image directory to score", cxxopts::value<std::string>())(
+      "fake", "image directory to score: DIR/<class number>/<image> as `hamgan sample` writes it, or flat "
+              "(hidden entries skipped)", cxxopts::value<std::string>())(
       "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/fid.csv",
       cxxopts::value<std::string>())(
       "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
@@ -86,7 +87,8 @@ int fid(int argc, char** argv) {
       "metrics", "comma list of fid, is, kid, pr (precision/recall, k 3), dc (density/coverage, k 5), ifid (intra-class FID); "
                  "all but fid and is need --real to be images or a data source (not an .npz)",
       cxxopts::value<std::string>()->default_value("fid"))(
-      "all", "every metric (--metrics fid,is,kid,pr,dc,ifid)");
+      "all", "every metric that the feature network and --real allow (of fid,is,kid,pr,dc,ifid); a metric named in "
+             "--metrics that cannot be computed is an error");
   add_sample_options(o);
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
@@ -95,7 +97,8 @@ int fid(int argc, char** argv) {
   j.real = text(r, "real"), j.fake = text(r, "fake"), j.checkpoint = text(r, "checkpoint"), j.run = text(r, "run");
   j.real_n = r["real-n"].as<int64_t>();
   if (r.count("all") && r.count("metrics")) fail("--all and --metrics: give one of them");
-  j.metrics = r.count("all") ? eval::every_metric() : eval::parse_metrics(r["metrics"].as<std::string>());
+  j.metrics = r.count("all") ? eval::every_metric() : eval::parse_metrics(r["metrics"].as<std::string>(), "--metrics");
+  j.all_metrics = r.count("all") > 0;
   j.quantize = r.count("no-quantize") == 0;
   if (!j.checkpoint.empty() || !j.run.empty()) j.sampler = sampler_options(r);
   set_threads(r);

@@ -16,6 +16,7 @@
 #include "gan/sample/sampler.h"
 #include "gan/sample/truncated_normal.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "io/png.h"
 
 namespace hamgan::cli {
@@ -43,6 +44,31 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   return s;
 }
 
+namespace {
+
+// --grid and --interpolate: each a PNG path under io/output_path.h's rule, two different files,
+// and outside --out, whose files `hamgan fid --fake` reads as samples.
+void check_picture_paths(const cxxopts::ParseResult& r, const std::string& out) {
+  std::vector<std::pair<std::string, fs::path>> seen;
+  for (const char* flag : {"grid", "interpolate"}) {
+    if (!r.count(flag)) continue;
+    const std::string path = r[flag].as<std::string>(), option = std::string("--") + flag;
+    const fs::path abs = fs::absolute(path).lexically_normal();
+    if (!out.empty()) {
+      const fs::path rel = abs.lexically_relative(fs::absolute(out).lexically_normal());
+      if (!rel.empty() && *rel.begin() != "..")
+        fail(option, " ", path, ": lies inside --out ", out,
+             ", whose images are the samples (`hamgan fid --fake` would score it as one); expected a path outside it");
+    }
+    for (const auto& [other, p] : seen)
+      if (p == abs) fail(option, " ", path, " and ", other, " name the same file; expected two files");
+    seen.emplace_back(option + " " + path, abs);
+    io::check_output_path(path, io::png_output(), option);
+  }
+}
+
+}  // namespace
+
 int sample_cmd(int argc, char** argv) {
   cxxopts::Options o("hamgan sample", "Samples of a checkpoint as PNGs in an ImageFolder layout DIR/<class>/<k>.png");
   add_sample_options(o);
@@ -52,9 +78,10 @@ int sample_cmd(int argc, char** argv) {
       "per-class", "images per class (instead of -n)", cxxopts::value<int64_t>()->default_value("0"))(
       "out", "output directory", cxxopts::value<std::string>())(
       "overwrite", "write into a non-empty --out")(
-      "grid", "also a class grid PNG (one row per class)", cxxopts::value<std::string>())(
+      "grid", "also a class grid PNG (one row per class; replaces an earlier PNG only)", cxxopts::value<std::string>())(
       "cols", "grid columns", cxxopts::value<int64_t>()->default_value("8"))(
-      "interpolate", "also latent interpolation rows PNG (one row per class)", cxxopts::value<std::string>())(
+      "interpolate", "also latent interpolation rows PNG (one row per class; replaces an earlier PNG only)",
+      cxxopts::value<std::string>())(
       "steps", "interpolation steps per row", cxxopts::value<int64_t>()->default_value("8"));
   add_threads_option(o);
   add_device_option(o);
@@ -66,18 +93,26 @@ int sample_cmd(int argc, char** argv) {
   if (!images && !r.count("grid") && !r.count("interpolate"))
     fail("sample: --out DIR is required (or --grid / --interpolate alone)");
   set_threads(r);
-  for (const char* k : {"n", "per-class", "cols", "steps"})
+  for (const char* k : {"n", "per-class"})
     if (r[k].as<int64_t>() < 0) fail(k == std::string("n") ? "-" : "--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
   for (const char* k : {"cols", "steps"})  // a picture row, not a data set: bounded before any work
     if (r[k].as<int64_t>() > sample::kMaxGridColumns)
       fail("--", k, " ", r[k].as<int64_t>(), ": expected at most ", sample::kMaxGridColumns, " images per row");
+  // Everything that can refuse the grids refuses before the first sample is written.
+  sample::check_grid_columns(r["cols"].as<int64_t>());
+  sample::check_interpolation_steps(r["steps"].as<int64_t>());
+  const std::string checkpoint = r["checkpoint"].as<std::string>();
+  const std::string out = images ? r["out"].as<std::string>() : std::string();
+  check_picture_paths(r, out);
+  const std::string names = images ? sample::run_classes_file(checkpoint) : std::string();
+  if (std::error_code ec; !names.empty() && fs::is_directory(out, ec))  // else prepare_output_dir creates it
+    io::check_output_path((fs::path(out) / "classes.txt").string(), sample::classes_output(), "--out");
   const auto opt = sampler_options(r);
-  const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), opt.device);
+  const CheckpointData ck = load_checkpoint(checkpoint, opt.device);
   const sample::Sampler s(ck, opt, std::cerr);
   const auto classes = sample::parse_classes(r["classes"].as<std::string>(), s.n_classes());
   if (images) {
     const auto items = sample::make_plan(classes, r["n"].as<int64_t>(), r["per-class"].as<int64_t>());
-    const std::string out = r["out"].as<std::string>();
     sample::prepare_output_dir(out, r.count("overwrite") > 0);
     for (int64_t c : classes) fs::create_directories(fs::path(sample::sample_path(out, c, 0)).parent_path());
     const auto t0 = std::chrono::steady_clock::now();
@@ -96,7 +131,7 @@ int sample_cmd(int argc, char** argv) {
     std::cout << "wrote " << items.size() << " images of " << classes.size() << " classes to " << out << " ("
               << (s.uses_ema() ? "EMA G" : "G") << ", iteration " << ck.iteration << ")\n";
     // The run's class names (synsets) beside the numbered class directories (issue 25).
-    if (const std::string names = sample::run_classes_file(ck.path); !names.empty()) {
+    if (!names.empty()) {
       std::ifstream in(names);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       io::write_file_atomically((fs::path(out) / "classes.txt").string(), text);

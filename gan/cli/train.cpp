@@ -25,6 +25,12 @@ int train(int argc, char** argv) {
   const int nproc = r["nproc"].as<int>();
   if (nproc < 1 || nproc > 1024) fail("--nproc: expected 1..1024, got ", nproc);
   const DistEnv env = dist_env_from_environment();
+  // Two launchers for one run: --nproc would start its own ranks inside a rank that the
+  // environment's launcher started; which one the user meant is not ours to guess.
+  if (nproc > 1 && env.enabled())
+    fail("--nproc ", nproc, " and WORLD_SIZE=", env.world_size, " (RANK=", env.rank, ") in the environment: give one "
+         "(--nproc starts its own ranks on this machine; RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT make this process one "
+         "rank of another launcher's)");
   if (nproc > 1 && !env.enabled()) {
     config_from(r);  // a bad config fails once, here, not in every worker
     return launch_local_ranks(nproc, argc, argv);

@@ -17,9 +17,10 @@ constexpr size_t kRecord = 1 + 3 * 32 * 32;  // label byte + R, G, B planes of 3
 
 class Cifar10 : public Dataset {
  public:
+  std::vector<std::string> source_files() const override { return files_; }
   Cifar10(const std::vector<std::string>& files, std::vector<std::string> names,
           int64_t resolution, int64_t channels)
-      : res_(resolution), ch_(channels), names_(std::move(names)) {
+      : res_(resolution), ch_(channels), names_(std::move(names)), files_(files) {
     for (const auto& f : files) {
       std::ifstream in(f, std::ios::binary);
       if (!in) fail(f, ": cannot open");
@@ -59,6 +60,7 @@ class Cifar10 : public Dataset {
   std::vector<std::string> names_;
   std::vector<uint8_t> data_;
   std::vector<uint8_t> labels_;
+  std::vector<std::string> files_;
 };
 
 }  // namespace

@@ -31,6 +31,10 @@ class Dataset {
   // image known to be undecodable (a packed file records them).
   static constexpr int32_t kLabelUnknown = -1, kLabelUndecodable = -2;
   virtual int32_t label(int64_t) const { return kLabelUnknown; }
+  // The files the images are read from (image files, or the archives that hold them), for a
+  // fingerprint of the source as it is now (`prepare`: a source changed since a packed file or
+  // its .partial was written is not mistaken for the same). Empty: a source not on disk.
+  virtual std::vector<std::string> source_files() const { return {}; }
 };
 
 // Opens the configured source (data.format / data.path), converting to `resolution` and

@@ -61,11 +61,13 @@ std::vector<uint8_t> gunzip_idx(const std::string& path, size_t header,
 
 class Fmnist : public Dataset {
  public:
+  std::vector<std::string> source_files() const override { return files_; }
   Fmnist(const std::string& dir, int64_t resolution, int64_t channels, bool test)
       : res_(resolution), ch_(channels) {
     const std::string prefix = test ? "/t10k" : "/train";
     const std::string img = dir + prefix + "-images-idx3-ubyte.gz";
     const std::string lab = dir + prefix + "-labels-idx1-ubyte.gz";
+    files_ = {img, lab};
     images_ = gunzip_idx(img, 16, [&](const uint8_t* h) -> uint64_t {
       if (be32(h) != 0x803) fail(img, ": not an IDX3 uint8 file (expected magic 0x00000803)");
       if (be32(h + 8) != 28 || be32(h + 12) != 28)
@@ -117,6 +119,7 @@ class Fmnist : public Dataset {
  private:
   int64_t res_, ch_, n_ = 0;
   std::vector<uint8_t> images_, labels_;
+  std::vector<std::string> files_;
   std::vector<std::string> names_ = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 };

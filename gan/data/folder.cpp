@@ -40,6 +40,7 @@ class Folder : public Dataset {
     }
   }
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
+  std::vector<std::string> source_files() const override { return files_; }
   const std::vector<std::string>& class_names() const override { return names_; }
   int64_t resolution() const override { return res_; }
   int64_t channels() const override { return ch_; }

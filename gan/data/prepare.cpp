@@ -25,6 +25,22 @@ double now_s() {
       .count();
 }
 
+// The source as it is now: every file's path, size and modification time, hashed. The packed
+// file and its .partial record it after the source's path ("folder:/data#<hash>"), so a source
+// that gained, lost or replaced images since is not taken for the same one.
+std::string source_fingerprint(const Dataset& d) {
+  std::string all;
+  for (const auto& f : d.source_files()) {
+    std::error_code ec;
+    const auto size = fs::file_size(f, ec);
+    const auto mtime = fs::last_write_time(f, ec).time_since_epoch().count();
+    all += f + '\0' + std::to_string(size) + '\0' + std::to_string(mtime) + '\n';
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash64(all.data(), all.size())));
+  return hex;
+}
+
 // The .partial can be resumed when its header is byte-identical to the one we would write
 // (same source, shape, count, classes, chunk) and its size is right.
 bool resumable(const std::string& partial, const std::vector<uint8_t>& header, size_t total) {
@@ -45,12 +61,14 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   DataConfig dc;
   dc.format = resolve_format(opt.format, opt.source);
   dc.path = opt.source;
-  const std::string source =
+  const std::string source_path =
       word_of(dc.format, kDataFormatWords) + ":" + fs::absolute(opt.source).lexically_normal().string();
 
   if (fs::is_directory(opt.out))
     fail("--out ", opt.out, ": is a directory; expected the path of the packed file to write (e.g. ",
          (fs::path(opt.out) / "train.packed").string(), ")");
+  const auto data = open_dataset(dc, opt.resolution, opt.channels);
+  const std::string source = source_path + "#" + source_fingerprint(*data);
   if (fs::exists(opt.out)) {
     std::shared_ptr<Dataset> done;
     try {
@@ -61,15 +79,25 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
     }
     MappedFile m(opt.out, false);
     size_t hb = 0;
-    if (decode_packed_header(m.data(), m.size(), opt.out, hb).source != source)
+    const std::string was = decode_packed_header(m.data(), m.size(), opt.out, hb).source;
+    const size_t hash_at = was.rfind('#');
+    if (was.substr(0, hash_at) != source_path)
       fail(opt.out, " already exists, prepared from another source; remove it or choose "
            "another --out");
+    // Same place, but is it the same source? A file written before fingerprints were recorded
+    // is compared by its image count and classes alone.
+    const bool changed = (hash_at != std::string::npos && was != source) || done->size() != data->size() ||
+                         done->class_names() != data->class_names();
+    if (changed)
+      fail(opt.out, " was prepared from ", opt.source, " as it was then (", done->size(), " images in ",
+           done->num_classes(), " classes); the source has changed since (now ", data->size(), " images in ",
+           data->num_classes(), " classes, or files added, removed or modified): remove ", opt.out,
+           " to prepare it again, or choose another --out");
     res.already_complete = res.finished = true;
     res.count = done->size();
     return res;
   }
 
-  const auto data = open_dataset(dc, opt.resolution, opt.channels);
   PackedHeader h;
   h.count = data->size();
   h.channels = opt.channels;
@@ -83,7 +111,13 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
 
   const std::string partial = opt.out + ".partial";
   const bool resume = resumable(partial, header, l.total);
-  if (!resume && fs::exists(partial)) fs::remove(partial);
+  if (!resume && fs::exists(partial)) {
+    // Written for another request or an earlier state of the source: its chunks may hold
+    // images that are no longer there.
+    if (opt.progress)
+      std::cerr << "prepare: " << partial << " is from another request or an earlier state of the source: starting over\n";
+    fs::remove(partial);
+  }
   std::unique_ptr<MappedFile> mapped;
   try {
     mapped = std::make_unique<MappedFile>(partial, true, l.total);

@@ -14,6 +14,7 @@
 #include "gan/eval/fid_csv.h"
 #include "gan/train/metrics_plot.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "io/png.h"
 #include "metrics/feature_net.h"
 #include "metrics/line_plot.h"
@@ -32,12 +33,34 @@ std::string run_name(const std::string& dir) {
   return p.filename().string();
 }
 
+std::string fmt(double v, const char* f) {
+  if (!std::isfinite(v)) return "";
+  char b[48];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// Orders FIDs lowest first, a non-finite one (a failed score) after every finite one.
+bool better_fid(double a, double b) {
+  if (!std::isfinite(b)) return std::isfinite(a);
+  return std::isfinite(a) && a < b;
+}
+
 std::vector<FidRow> scored_rows(const std::string& dir) {
   const std::string csv = (fs::path(dir) / "fid.csv").string();
   if (!fs::is_regular_file(csv)) fail("--run ", dir, ": no fid.csv (score the run first: hamgan fid --run ", dir, ")");
   auto rows = read_fid_csv(csv);
   if (rows.empty()) fail(csv, ": no scored checkpoints");
-  std::sort(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) { return a.iteration < b.iteration; });
+  std::stable_sort(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) { return a.iteration < b.iteration; });
+  // Two rows of one checkpoint (a stale row, a hand edit, two scorers): which one is its score
+  // cannot be told, and either could silently become the best.
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].iteration == rows[i - 1].iteration) {
+      size_t k = i + 1;
+      while (k < rows.size() && rows[k].iteration == rows[i].iteration) ++k;
+      fail(csv, ": iteration ", rows[i].iteration, " has ", k - i + 1, " rows (FID ", fmt(rows[i - 1].fid, "%.4f"),
+           " and ", fmt(rows[i].fid, "%.4f"), "); expected one row per scored checkpoint (remove the stale row)");
+    }
   return rows;
 }
 
@@ -52,13 +75,6 @@ double median_img_s(const std::string& dir) {
   if (v.empty()) return kNaN;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
-}
-
-std::string fmt(double v, const char* f) {
-  if (!std::isfinite(v)) return "";
-  char b[48];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
 }
 
 }  // namespace
@@ -87,10 +103,14 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
     s.iteration = last.iteration, s.fid = last.fid, s.class_acc = last.class_acc;
     s.precision = last.precision, s.recall = last.recall, s.density = last.density, s.coverage = last.coverage;
     s.ifid = last.ifid;
-    const auto best = std::min_element(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) {
-      return a.fid < b.fid;
-    });
-    s.best_iteration = best->iteration, s.best_fid = best->fid, s.best_class_acc = best->class_acc;
+    for (const auto& r : rows)
+      if (!std::isfinite(r.fid)) s.nan_iterations.push_back(r.iteration);
+    const auto best = std::min_element(rows.begin(), rows.end(),
+                                       [](const FidRow& a, const FidRow& b) { return better_fid(a.fid, b.fid); });
+    if (std::isfinite(best->fid))
+      s.best_iteration = best->iteration, s.best_fid = best->fid, s.best_class_acc = best->class_acc;
+    else
+      s.best_iteration = -1, s.best_fid = kNaN, s.best_class_acc = kNaN;
     s.img_s = median_img_s(dir);
     out.push_back(s);
   }
@@ -117,9 +137,13 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
       f.ys.push_back(it == by_run[k].end() ? kNaN : it->second.fid);
       a.ys.push_back(it == by_run[k].end() ? kNaN : it->second.class_acc);
     }
+    // A run without one finite FID has no line to draw (ranking_table names it); left out of
+    // both panels, so each run keeps one colour.
+    if (std::none_of(f.ys.begin(), f.ys.end(), [](double y) { return std::isfinite(y); })) continue;
     all_acc = all_acc && std::isfinite(runs[k].class_acc);
     fid.push_back(f), acc.push_back(a);
   }
+  if (fid.empty()) fail("compare: no run has a finite FID; nothing to draw or rank");
   metrics::PlotStyle st;
   st.width = 800, st.height = 440;
   st.y_label = runs[0].features.empty() ? "FID" : "FID (DOMAIN FEATURES)";
@@ -135,34 +159,47 @@ namespace {
 const char* const kSummaryHeader =
     "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,density,"
     "coverage,ifid";
-// The header before issue 22's columns: such a file is an earlier comparison too.
+// The header before the precision .. ifid columns: such a file is an earlier comparison too.
 const char* const kSummaryHeaderV1 = "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features";
+
+const io::OutputKind& compare_table() {
+  static const io::OutputKind k =
+      io::text_output("the output of an earlier `hamgan compare`", {kSummaryHeader, kSummaryHeaderV1});
+  return k;
+}
+
 }  // namespace
+
+std::string compare_prefix(const std::string& out) {
+  std::string prefix = out;
+  for (const char* ext : {".csv", ".png"})
+    if (prefix.size() > 4 && prefix.compare(prefix.size() - 4, 4, ext) == 0) prefix.resize(prefix.size() - 4);
+  const std::string name = fs::path(prefix).filename().string();
+  if (name.empty() || name == "." || name == "..")
+    fail("--out ", out, ": names a folder; expected PREFIX, a file name without extension (compare writes PREFIX.csv "
+         "and PREFIX.png), e.g. --out ", (fs::path(prefix) / "comparison").lexically_normal().string());
+  return prefix;
+}
 
 void check_compare_outputs(const std::string& prefix) {
   const std::string csv = prefix + ".csv", png = prefix + ".png";
+  io::check_output_path(csv, compare_table(), "--out");
+  io::check_output_path(png, io::png_output(), "--out");
+  // A PNG without the table beside it is no comparison's (a run's fid.png is a PNG too).
   std::error_code ec;
-  const bool has_csv = fs::exists(csv, ec), has_png = fs::exists(png, ec);
-  if (!has_csv && !has_png) return;
-  std::string first;
-  if (has_csv) {
-    std::ifstream in(csv);
-    std::getline(in, first);
-  }
-  // An earlier comparison may be replaced; anything else (a run's fid.csv and fid.png) is another
-  // command's output.
-  if (!has_csv || (first != kSummaryHeader && first != kSummaryHeaderV1))
-    fail("--out ", prefix, ": ", has_csv ? csv : png, " exists and is not the output of an earlier `hamgan compare`",
-         has_csv ? " (its first line is '" + first.substr(0, 80) + "')" : std::string(),
-         "; choose another --out (compare writes PREFIX.csv and PREFIX.png)");
+  if (fs::exists(png, ec) && !fs::exists(csv, ec))
+    fail("--out ", png, " exists and is not the output of an earlier `hamgan compare` (there is no ", csv,
+         " beside it); it is left as it is and nothing was written: choose another --out");
 }
 
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path) {
+  io::check_output_path(csv_path, compare_table());
   std::ostringstream o;
   o << kSummaryHeader << "\n";
   for (const auto& r : runs)
     o << r.name << "," << r.iteration << "," << fmt(r.fid, "%.4f") << "," << fmt(r.class_acc, "%.4f") << ","
-      << r.best_iteration << "," << fmt(r.best_fid, "%.4f") << "," << fmt(r.best_class_acc, "%.4f") << ","
+      << (r.best_iteration >= 0 ? std::to_string(r.best_iteration) : "") << "," << fmt(r.best_fid, "%.4f") << ","
+      << fmt(r.best_class_acc, "%.4f") << ","
       << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features) << ","
       << fmt(r.precision, "%.4f") << "," << fmt(r.recall, "%.4f") << "," << fmt(r.density, "%.4f") << ","
       << fmt(r.coverage, "%.4f") << "," << fmt(r.ifid, "%.4f") << "\n";
@@ -170,17 +207,27 @@ void write_run_summaries(const std::vector<RunSummary>& runs, const std::string&
 }
 
 std::string ranking_table(std::vector<RunSummary> runs) {
-  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.fid < b.fid; });
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const RunSummary& a, const RunSummary& b) { return better_fid(a.fid, b.fid); });
   std::ostringstream o;
   o << "| rank | run | iteration | FID | class acc | precision | recall | best FID (iteration) | class acc there | img/s |\n"
     << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " | " << fmt(r.fid, "%.1f") << " | "
-      << fmt(r.class_acc, "%.3f") << " | " << fmt(r.precision, "%.3f") << " | " << fmt(r.recall, "%.3f") << " | "
-      << fmt(r.best_fid, "%.1f") << " (" << r.best_iteration << ") | "
-      << fmt(r.best_class_acc, "%.3f") << " | " << fmt(r.img_s, "%.1f") << " |\n";
+    o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " | "
+      << (std::isfinite(r.fid) ? fmt(r.fid, "%.1f") : "nan") << " | " << fmt(r.class_acc, "%.3f") << " | "
+      << fmt(r.precision, "%.3f") << " | " << fmt(r.recall, "%.3f") << " | "
+      << (r.best_iteration >= 0 ? fmt(r.best_fid, "%.1f") + " (" + std::to_string(r.best_iteration) + ")" : "none")
+      << " | " << fmt(r.best_class_acc, "%.3f") << " | " << fmt(r.img_s, "%.1f") << " |\n";
   }
+  // A failed score is said, not only ranked: the run may be fine at other checkpoints.
+  for (const auto& r : runs)
+    if (!r.nan_iterations.empty()) {
+      o << "note: " << r.name << ": FID is not finite at iteration";
+      if (r.nan_iterations.size() > 1) o << "s";
+      for (size_t k = 0; k < r.nan_iterations.size(); ++k) o << (k ? ", " : " ") << r.nan_iterations[k];
+      o << (std::isfinite(r.fid) ? " (never its best)" : " (ranked last; never its best)") << "\n";
+    }
   return o.str();
 }
 

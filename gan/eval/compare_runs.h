@@ -13,8 +13,9 @@ struct RunSummary {
   std::string name;            // the run directory's name
   int64_t iteration = 0;       // last scored checkpoint
   double fid = 0, class_acc = 0;  // at that checkpoint (class_acc NaN when not scored)
-  int64_t best_iteration = 0;  // checkpoint of the lowest FID
+  int64_t best_iteration = 0;  // checkpoint of the lowest finite FID; -1 when no FID is finite
   double best_fid = 0, best_class_acc = 0;
+  std::vector<int64_t> nan_iterations;  // rows whose FID is not finite (a failed score): never best
   double img_s = 0;            // median of metrics.jsonl's img_s (NaN without a log)
   std::string features;        // the feature network of every row ("inception" or a classifier)
   // At the last scored checkpoint, NaN where not scored (fid --metrics pr,dc,ifid).
@@ -22,18 +23,25 @@ struct RunSummary {
 };
 
 // One summary per run, in the order given. Errors (hamgan::Error) name the run: no fid.csv or
-// no rows, two runs of one name, runs scored in different feature networks (their FIDs do not
+// no rows, two rows for one iteration (which of them is the checkpoint's score cannot be
+// told), two runs of one name, runs scored in different feature networks (their FIDs do not
 // compare), more runs than plot colours (10).
 std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs);
 // The figure: one panel of FID, a second of class accuracy when every run has it.
 void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_path);
-// CSV of the summaries (header run,iteration,fid,class_acc,best_iteration,best_fid,
-// best_class_acc,img_s,features), written atomically.
-// Error unless PREFIX.csv and PREFIX.png are absent or an earlier comparison's (never a run's
-// fid.csv / fid.png, or any other file).
+// The PREFIX of `--out`: "cmp", "cmp.csv" and "cmp.png" all give "cmp". Error when it names
+// a folder ("dir/", ".", ""): the outputs would be the hidden files dir/.csv and dir/.png.
+std::string compare_prefix(const std::string& out);
+// io/output_path.h's rule for both outputs: error unless PREFIX.csv and PREFIX.png are absent
+// or an earlier comparison's (a PNG beside a compare table; never a run's fid.csv / fid.png,
+// or any other file), and their folder exists. Nothing is written.
 void check_compare_outputs(const std::string& prefix);
+// CSV of the summaries (header run,iteration,fid,class_acc,best_iteration,best_fid,
+// best_class_acc,img_s,features,precision,recall,density,coverage,ifid), written atomically;
+// a value not computed (or not finite) is an empty field.
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path);
-// A Markdown table ranked by final FID (lowest first).
+// A Markdown table ranked by final FID (lowest first; a run whose final FID is not finite
+// last, shown as nan), then a note per run with non-finite FIDs naming their iterations.
 std::string ranking_table(std::vector<RunSummary> runs);
 
 }  // namespace hamgan::eval

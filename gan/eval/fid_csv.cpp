@@ -136,4 +136,15 @@ void append_fid_row(const std::string& path, const FidRow& r) {
   io::append_to_file(path, text);
 }
 
+int64_t remove_fid_rows(const std::string& path, int64_t iteration) {
+  std::string text = std::string(kFidCsvHeader) + "\n";
+  int64_t removed = 0;
+  for (const FidRow& r : read_fid_csv(path)) {
+    if (r.iteration == iteration) ++removed;
+    else text += row_text(r);
+  }
+  if (removed > 0) io::write_file_atomically(path, text);
+  return removed;
+}
+
 }  // namespace hamgan::eval

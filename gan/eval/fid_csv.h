@@ -38,5 +38,8 @@ std::set<int64_t> scored_iterations(const std::vector<FidRow>& rows);
 // Appends one row, writing the header first when the file is missing or empty (an
 // earlier-format file is first rewritten, atomically, in the current format).
 void append_fid_row(const std::string& path, const FidRow& row);
+// Rewrites the file (atomically, in the current format) without its rows of `iteration`, as
+// before a row of a newer checkpoint of that iteration replaces them; returns how many went.
+int64_t remove_fid_rows(const std::string& path, int64_t iteration);
 
 }  // namespace hamgan::eval

@@ -14,6 +14,7 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/config.h"
 #include "gan/data/sources.h"
+#include "gan/data/subset.h"
 #include "gan/data/test_split.h"
 #include "gan/eval/cas.h"
 #include "gan/eval/reference.h"
@@ -21,6 +22,7 @@
 #include "gan/eval/score_run.h"
 #include "gan/sample/plan.h"
 #include "io/decode.h"
+#include "io/output_path.h"
 #include "metrics/class_accuracy.h"
 #include "metrics/classifier.h"
 #include "metrics/frechet.h"
@@ -45,6 +47,55 @@ void check_fid_job(const FidJob& j) {
   if (j.n < 0) fail("-n ", j.n, ": expected >= 0 (0: all, or the config's eval.fid_n)");
   if (j.batch < 1) fail("--batch ", j.batch, ": expected >= 1");
   if (j.workers < 1 || j.workers > 256) fail("--workers: expected 1..256, got ", j.workers);
+}
+
+namespace {
+
+// Whether an image directory given as `path` (not an .npz, not a data source) has class
+// directories: without them there are no classes for intra-class FID.
+bool image_dir_without_classes(const std::string& path, DataFormat format) {
+  if (is_npz(path) || format != DataFormat::Auto || detect_format(path) != DataFormat::Folder) return false;
+  return !folder_labels(path, list_images(path)).defined();
+}
+
+// The same for --fake, read as fid_score reads it (metrics::sample_folder).
+bool fake_dir_without_classes(const std::string& dir) { return !metrics::sample_folder(dir).labels.defined(); }
+
+}  // namespace
+
+MetricScope metric_scope(const FidJob& j) {
+  MetricScope s;
+  s.key = j.all_metrics ? "--all" : "--metrics";
+  s.real = j.real;
+  s.real_is_stats = is_npz(j.real);
+  s.classifier = !j.features.empty();
+  if (!j.fake.empty())
+    s.no_cas_why = "the classification accuracy score trains a classifier on a checkpoint's samples under their "
+                   "classes; --fake images are not drawn here. Use --checkpoint";
+  else if (!j.run.empty())
+    s.no_cas_why = "it trains a classifier per checkpoint (minutes each) and has no fid.csv column; score one "
+                   "checkpoint with --checkpoint";
+  return s;
+}
+
+void check_fid_request(const FidJob& j) {
+  const MetricScope scope = metric_scope(j);
+  if (!j.all_metrics) check_metrics_possible(j.metrics, scope);
+  if (j.real_n > 0 && !j.fake.empty())
+    fail("--real-n ", j.real_n, ": only with --checkpoint or --run; with --fake, -n chooses the images of both "
+         "--real and --fake");
+  if (j.real_n > 0 && is_npz(j.real))
+    fail("--real-n ", j.real_n, ": --real ", j.real, " holds statistics of images already counted (",
+         "`fid stats -n` chose them); there are no real images to choose. Give --real as images or a data source, or "
+         "drop --real-n");
+  if (j.metrics.ifid && !j.all_metrics) {
+    if (image_dir_without_classes(j.real, j.format))
+      fail("--metrics ifid: intra-class FID compares each class's real and fake images, and --real ", j.real,
+           " has no class directories; give a data source or a folder with one directory per class, or drop ifid");
+    if (!j.fake.empty() && fake_dir_without_classes(j.fake))
+      fail("--metrics ifid: intra-class FID compares each class's real and fake images, and --fake ", j.fake,
+           " has no class directories (`hamgan sample` writes one per class), or drop ifid");
+  }
 }
 
 // --features, else Inception: --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of
@@ -99,6 +150,40 @@ metrics::Features features_of(const std::string& dir, const metrics::FeatureNet&
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << dir << ": " << files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
             << files.size() / s << " images/s)\n";
+  return f;
+}
+
+// The images of --fake and their classes (metrics::sample_folder: a class is its folder's
+// number; hidden entries are skipped, and said), -n of them drawn as chosen_images draws them.
+struct FakeImages {
+  std::vector<std::string> files;
+  torch::Tensor labels;  // undefined for a flat folder
+};
+
+FakeImages fake_images(const std::string& dir, int64_t n) {
+  const metrics::SampleFolder f = metrics::sample_folder(dir);
+  for (const auto& s : f.skipped) std::cerr << dir << ": skipped " << s << ": hidden, not samples\n";
+  const auto count = static_cast<int64_t>(f.files.size());
+  if (n > count) fail("-n ", n, ": ", dir, " holds only ", count, " images");
+  const int64_t* label = f.labels.defined() ? f.labels.data_ptr<int64_t>() : nullptr;
+  const Subset s = choose_subset(
+      count, [&](int64_t i) { return label ? static_cast<int32_t>(label[i]) : Dataset::kLabelUnknown; }, n, 0);
+  if (n > 0 && n < count) std::cerr << dir << ": " << s.description << "\n";
+  FakeImages out;
+  for (const int64_t i : s.indices) out.files.push_back(f.files[static_cast<size_t>(i)]);
+  if (label) out.labels = f.labels.index_select(0, torch::tensor(s.indices, torch::kLong));
+  return out;
+}
+
+metrics::Features fake_features(const std::string& dir, const FakeImages& fake, const metrics::FeatureNet& net,
+                                const FidJob& j, bool want_logits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  metrics::Features f = metrics::extract_features(
+      net, metrics::image_batches(fake.files, net, j.batch, j.workers), want_logits);
+  f.labels = fake.labels;
+  const double s = seconds_since(t0);
+  std::cerr << dir << ": " << fake.files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
+            << fake.files.size() / s << " images/s)\n" << std::defaultfloat;
   return f;
 }
 
@@ -187,7 +272,6 @@ void fid_of_samples(const FidJob& j) {
     ro.quantize = j.quantize;
     ro.metrics = j.metrics;
     ro.metrics.is = ro.metrics.kid = true;  // a run's table always has IS (Inception) and KID where possible
-    if (ro.metrics.cas) std::cerr << "note: cas (a classifier trained per checkpoint) is for --checkpoint; not in fid.csv\n";
     std::vector<std::string> damaged;
     const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
     std::cout << "scored " << rows.size() << " checkpoints; " << ro.run_dir << "/fid.csv, " << ro.run_dir
@@ -215,6 +299,10 @@ void fid_of_samples(const FidJob& j) {
 void fid_stats(const FidJob& j) {
   if (j.images.empty() == j.data.empty() || j.out.empty())
     fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
+  // Before any feature is extracted: a refused --out costs nothing and nothing is written.
+  if (!is_npz(j.out))
+    fail("--out ", j.out, ": expected a file name ending in .npz (`hamgan fid --real` reads statistics by that name)");
+  io::check_output_path(j.out, io::npz_output(), "--out");
   check_fid_job(j);
   const auto net = make_feature_net(j);
   const bool domain = net->n_classes() > 0;
@@ -244,15 +332,25 @@ void fid_stats(const FidJob& j) {
   }
 }
 
-void fid_score(const FidJob& j) {
-  if (j.real.empty() || int(!j.fake.empty()) + int(!j.checkpoint.empty()) + int(!j.run.empty()) != 1)
+void fid_score(const FidJob& asked) {
+  if (asked.real.empty() || int(!asked.fake.empty()) + int(!asked.checkpoint.empty()) + int(!asked.run.empty()) != 1)
     fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
-  check_fid_job(j);
+  check_fid_job(asked);
+  check_fid_request(asked);
+  FidJob j = asked;
+  if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
+    j.metrics = possible_metrics(j.metrics, metric_scope(j));
+    if (j.metrics.ifid && (image_dir_without_classes(j.real, j.format) ||
+                           (!j.fake.empty() && fake_dir_without_classes(j.fake))))
+      j.metrics.ifid = false;
+  }
   if (j.fake.empty()) return fid_of_samples(j);
   const auto net = make_feature_net(j);
-  // The reference first: a broken .npz fails before minutes of feature extraction.
+  // Which fakes, then the reference: a stray folder or a broken .npz fails before minutes of
+  // feature extraction.
+  const FakeImages images = fake_images(j.fake, j.n);
   const Reference ref = load_reference(j.real, reference_options(j, j.n, nullptr, *net), *net);
-  const metrics::Features fake = features_of(j.fake, *net, j, wants_logits(*net, j.metrics));
+  const metrics::Features fake = fake_features(j.fake, images, *net, j, wants_logits(*net, j.metrics));
   const Score sc = score_features(fake, ref, *net, j.metrics);
   std::cout << std::setprecision(6);
   print_score(sc, j.metrics, std::cout);

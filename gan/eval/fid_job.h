@@ -38,6 +38,7 @@ struct FidJob {
   int workers = 2;
   // Scores.
   MetricSet metrics;       // beyond FID (--metrics, --all)
+  bool all_metrics = false;  // --all: every metric that this network and reference allow, not an error for the rest
   bool quantize = true;   // samples through 8 bit, as `hamgan sample` writes them
   sample::SamplerOptions sampler;
 };
@@ -50,6 +51,13 @@ std::unique_ptr<metrics::FeatureNet> make_feature_net(const FidJob& job, const C
 ReferenceOptions reference_options(const FidJob& job, int64_t n, const Config* cfg, const metrics::FeatureNet& net);
 // Fails on negative counts and a zero batch before anything is read.
 void check_fid_job(const FidJob& job);
+// What the metrics of `job` can be here (its feature network, reference and form), naming the
+// flags that asked.
+MetricScope metric_scope(const FidJob& job);
+// Fails, before anything is read, on every request `fid` could not honour: a metric the network,
+// the reference or the form cannot give (MetricScope), intra-class FID without classes, --real-n
+// with statistics or with --fake.
+void check_fid_request(const FidJob& job);
 void fid_stats(const FidJob& job);
 void fid_score(const FidJob& job);
 

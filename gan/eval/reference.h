@@ -25,12 +25,21 @@ struct Reference {
   torch::Tensor pool;      // [N, dim] real features; undefined for an .npz
   torch::Tensor labels;    // [N] their classes when known (data sources, class directories)
   std::string no_kid_why;  // set when pool is undefined
+  std::string name;        // the path it came from, for messages
+  // What the images are, where it can be told (0: unknown, as for an .npz or a flat folder):
+  // the source's classes, and 1 (every image looked at is gray) or 3 (some are in colour).
+  int64_t n_classes = 0, channels = 0;
 };
 
 bool is_npz(const std::string& path);
 // `real`: file.npz (its feature network must be `net`), an image directory (ImageFolder or
 // flat), or a data source directory/file.
 Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::FeatureNet& net);
+// Error naming `key` (the flag or config key that chose the reference) unless the reference's
+// images can be what a GAN of `n_classes` classes and `channels` channels draws: the same number
+// of classes where the reference has classes, gray images for a gray GAN and colour ones for a
+// colour GAN where that can be told. Scores against other images compare other things.
+void check_reference_fits(const Reference& ref, int64_t n_classes, int64_t channels, const std::string& key);
 // Features (and labels; logits when asked) of a data source (`hamgan fid stats --data`).
 // The image files under `dir`, n of them (0: all; more than there are: an error unless
 // `at_most`) class-balanced over its class subdirectories, else uniformly, from `seed`;
@@ -39,8 +48,9 @@ std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool a
                                        std::string* described = nullptr);
 // With -n below the source's size the images are a class-balanced subset (gan/data/subset.h),
 // printed and described in `described`.
+// `n_classes` (when given) gets the source's number of classes.
 metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
                                 const metrics::FeatureNet& net, bool want_logits = false,
-                                std::string* described = nullptr);
+                                std::string* described = nullptr, int64_t* n_classes = nullptr);
 
 }  // namespace hamgan::eval

@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 
+#include "core/error.h"
 #include "gan/sample/sample_batches.h"
 #include "metrics/frechet.h"
 #include "metrics/inception_score.h"
@@ -46,11 +47,18 @@ Score score_features(const metrics::Features& fake, const Reference& ref, const 
       const metrics::Prdc p = metrics::precision_recall_density_coverage(ref.pool, fake.pool);
       if (m.pr) r.precision = p.precision, r.recall = p.recall;
       if (m.dc) r.density = p.density, r.coverage = p.coverage;
+      for (const std::string& w : p.warnings) {
+        std::string named = w;  // "the real features" -> which real images
+        if (!ref.name.empty() && named.rfind("the real features", 0) == 0)
+          named.replace(0, 17, "the real features of " + ref.name);
+        r.warnings.push_back("precision/recall/density/coverage: " + named);
+      }
     }
     if (m.ifid) {
-      if (!ref.labels.defined() || !fake.labels.defined()) {
-        r.notes.push_back("intra-class FID needs the classes of the real and the fake images (a data source or class "
-                          "directories, and samples or class directories)");
+      if (!ref.labels.defined() || !fake.labels.defined()) {  // callers check first; never a silent gap
+        fail("ifid: intra-class FID needs the classes of the ", ref.labels.defined() ? "fake" : "real",
+             " images, and ", ref.labels.defined() ? "they have" : ref.name + " has",
+             " none (a data source or class directories have them; samples have theirs)");
       } else {
         const int64_t k = std::max(ref.labels.max().item<int64_t>(), fake.labels.max().item<int64_t>()) + 1;
         const metrics::IntraClassFid f = metrics::intra_class_fid(ref.pool, ref.labels, fake.pool, fake.labels, k);
@@ -96,6 +104,7 @@ void print_score(const Score& s, const MetricSet& m, std::ostream& out) {
     for (size_t c = 0; c < s.ifid_per_class.size(); ++c) out << " " << c << " " << s.ifid_per_class[c];
     out << ")\n";
   }
+  for (const auto& w : s.warnings) out << "warning: " << w << "\n";
   for (const auto& w : s.notes) out << "note: " << w << "\n";
 }
 

@@ -24,6 +24,7 @@ struct Score {
   double ifid = 0;                       // mean intra-class FID; NaN unless computed
   std::vector<double> ifid_per_class;    // NaN where a class has < 2 images on a side
   std::vector<std::string> notes;        // why an asked metric is missing or unreliable
+  std::vector<std::string> warnings;     // numbers computed but not meaning what they seem (duplicates)
   int64_t n = 0;
   double seconds = 0;          // everything (the 2048-d Frechet distance alone takes seconds)
   double sample_seconds = 0;   // sampling + features only
@@ -38,7 +39,8 @@ Score score_samples(const sample::Sampler& s, int64_t n, const metrics::FeatureN
                     const MetricSet& m, bool quantize = true);
 // Whether the feature extraction must keep logits for `m` with `net`.
 bool wants_logits(const metrics::FeatureNet& net, const MetricSet& m);
-// The asked metrics, one per line ("FID 12.3", "precision 0.71 recall 0.52", ...), then notes.
+// The asked metrics, one per line ("FID 12.3", "precision 0.71 recall 0.52", ...), then
+// warnings and notes.
 void print_score(const Score& s, const MetricSet& m, std::ostream& out);
 
 }  // namespace hamgan::eval

@@ -43,6 +43,15 @@ void check_run_net(const std::string& run_dir, const std::string& identity) {
            "; FIDs of different feature networks do not mix in one table (move fid.csv aside or use the same network)");
 }
 
+void check_run_n(const std::string& run_dir, int64_t n, const std::string& key) {
+  const std::string csv = (fs::path(run_dir) / "fid.csv").string();
+  for (const auto& r : eval::read_fid_csv(csv))
+    if (r.n != n)
+      fail(csv, ": iteration ", r.iteration, " was scored with ", r.n, " samples, and ", key, " asks for ", n,
+           "; FIDs of different sample counts differ by their bias alone and do not mix in one table (use ", key, " ",
+           r.n, ", or move fid.csv aside)");
+}
+
 void plot_run(const std::string& run_dir) {
   const auto rows = eval::read_fid_csv((fs::path(run_dir) / "fid.csv").string());
   if (rows.empty()) return;
@@ -103,7 +112,9 @@ FidRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunSco
   if (std::isfinite(sc.precision)) log << ", precision " << sc.precision << ", recall " << sc.recall;
   if (std::isfinite(sc.density)) log << ", density " << sc.density << ", coverage " << sc.coverage;
   if (std::isfinite(sc.ifid)) log << ", intra-class FID " << sc.ifid;
-  log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n" << std::defaultfloat << std::flush;
+  log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n" << std::defaultfloat;
+  for (const auto& w : sc.warnings) log << "warning: iteration " << iteration << ": " << w << "\n";
+  log << std::flush;
   return row;
 }
 
@@ -115,6 +126,7 @@ std::vector<eval::FidRow> score_run(const RunScoreOptions& opt, const Reference&
   // lock is another file, so a run can be scored while it trains.
   const io::DirLock lock(opt.run_dir, ".fid.lock");
   check_run_net(opt.run_dir, net.identity());
+  check_run_n(opt.run_dir, opt.n, opt.n_key);
   std::vector<eval::FidRow> added;
   bool said_kid = false;
   for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {

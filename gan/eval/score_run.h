@@ -17,6 +17,7 @@ namespace hamgan::eval {
 struct RunScoreOptions {
   std::string run_dir;  // holds checkpoints/ckpt_*.pt
   int64_t n = 10000;
+  std::string n_key = "-n";  // what set n, for errors
   sample::SamplerOptions sampler;
   bool quantize = true;
   MetricSet metrics;  // fid.csv's columns beyond FID
@@ -38,6 +39,10 @@ FidRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunSco
                         const metrics::FeatureNet& net, std::ostream& log);
 // Error unless every row of DIR/fid.csv was scored with feature network `identity`.
 void check_run_net(const std::string& run_dir, const std::string& identity);
+// Error naming `key` (the flag or config key that set n) unless every row of DIR/fid.csv was
+// scored with n samples: FIDs of 50 and of 2000 samples differ by their bias alone, and a table
+// (and the best checkpoint picked from it) must not mix them.
+void check_run_n(const std::string& run_dir, int64_t n, const std::string& key);
 // Redraws DIR/fid.png from DIR/fid.csv (nothing when it has no rows).
 void plot_run(const std::string& run_dir);
 

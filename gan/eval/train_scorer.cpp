@@ -1,5 +1,8 @@
 #include "gan/eval/train_scorer.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -12,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/rng_scope.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/eval/fid_job.h"
 #include "gan/eval/score_run.h"
@@ -39,6 +43,30 @@ std::pair<double, bool> metric_of(const FidRow& r, BestMetric m) {
   throw std::logic_error("metric_of: a BestMetric without a column");
 }
 
+// A file's identity: a checkpoint rewritten (written to a temporary, renamed over) is another.
+struct FileId {
+  uint64_t dev = 0, ino = 0;
+  int64_t mtime_ns = 0, size = 0;
+  bool operator==(const FileId& o) const {
+    return dev == o.dev && ino == o.ino && mtime_ns == o.mtime_ns && size == o.size;
+  }
+};
+
+std::optional<FileId> file_id(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                static_cast<int64_t>(st.st_size)};
+}
+
+bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration > 0 && iteration % interval == 0; }
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
+}
+
 // The metric set must compute best_metric; class accuracy needs a classifier.
 void check_best_metric(BestMetric m, const MetricSet& set, bool classifier) {
   using B = BestMetric;
@@ -58,18 +86,54 @@ class TrainScorer {
     j.features = tc.eval_features;
     j.real = tc.eval_real.empty() ? cfg.data.path : tc.eval_real;
     if (tc.eval_real.empty()) j.format = cfg.data.format;
-    j.metrics = parse_metrics(tc.eval_metrics);
+    const std::string real_key = tc.eval_real.empty() ? "data.path" : "train.eval_real";
     j.device = train_device(word_of(tc.device, kDeviceWords));
+    // A score draws from the default generators as training does (the generator built to load
+    // the checkpoint initialises its weights from them, a Hamburger draws its random bases): on a
+    // stream of its own it neither moves training's (train.eval_every would change the run) nor
+    // depends on when it runs.
+    const RngScope rng(j.device, kScoringSeed);  // loading a classifier initialises one first
+    // Every request checked before anything is read: a metric that cannot be computed here is an
+    // error naming the key, not an empty column.
+    j.metrics = parse_metrics(tc.eval_metrics, "train.eval_metrics");
+    MetricScope scope;
+    scope.key = "train.eval_metrics";
+    scope.real_key = real_key, scope.real = j.real;
+    scope.real_is_stats = is_npz(j.real);
+    scope.classifier = !j.features.empty();
+    scope.no_cas_why = "the classification accuracy score trains a classifier per checkpoint (minutes each) and has "
+                       "no fid.csv column; score a checkpoint with `hamgan fid --checkpoint CK --metrics cas`";
+    check_metrics_possible(j.metrics, scope);
+    check_best_metric(tc.best_metric, j.metrics, scope.classifier);
+    check_run_n(run_dir, tc.eval_n, "train.eval_n");
     net_ = make_feature_net(j, &cfg);
-    check_best_metric(tc.best_metric, j.metrics, net_->n_classes() > 0);
+    if (net_->n_classes() > 0 && net_->n_classes() != cfg.model.n_classes)
+      fail("train.eval_features ", tc.eval_features, ": a classifier of ", net_->n_classes(),
+           " classes, and the GAN draws ", cfg.model.n_classes, " (model.n_classes): its class accuracy would judge "
+           "the samples by other classes. Train one on the GAN's data (`hamgan classifier train -c CONFIG`)");
     check_run_net(run_dir, net_->identity());
     ReferenceOptions ro = reference_options(j, tc.eval_n, &cfg, *net_);
     ro.at_most = true;
+    if (ro.channels == 0) ro.channels = cfg.model.image_channels;  // a data source read as the GAN's images
     ref_ = load_reference(j.real, ro, *net_);
+    // The training data is what the GAN learns, converted to its channels; another reference must
+    // already be of its kind.
+    if (!tc.eval_real.empty() && !same_file(tc.eval_real, cfg.data.path))
+      check_reference_fits(ref_, cfg.model.n_classes, cfg.model.image_channels, "train.eval_real");
+    if (j.metrics.ifid && !ref_.labels.defined())
+      fail("train.eval_metrics ifid: intra-class FID compares each class's real and fake images, and ", real_key, " ",
+           j.real, " has no classes (a data source or a folder with one directory per class has them)");
     opt_.run_dir = run_dir;
     opt_.n = tc.eval_n;
+    opt_.n_key = "train.eval_n";
     opt_.metrics = j.metrics;
     opt_.sampler.device = j.device;
+    // The checkpoints of earlier sessions: a row for one of them was written after it, by an
+    // earlier score. A checkpoint this session writes is new, whatever rows say.
+    const std::string dir = (fs::path(run_dir) / "checkpoints").string();
+    if (fs::is_directory(dir))
+      for (const auto& [it, path] : run_checkpoints(run_dir))
+        if (const auto id = file_id(path)) before_[it] = *id;
   }
 
   void operator()(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say) {
@@ -82,22 +146,54 @@ class TrainScorer {
         return;
       }
     }
-    if (scored_iterations(read_fid_csv(csv)).count(iteration)) return;  // a resumed run's last
-    std::ostringstream log;
-    score_checkpoint(load_checkpoint(checkpoint, opt_.sampler.device), iteration, opt_, ref_, *net_, log);
-    std::string line = log.str();
-    while (!line.empty() && line.back() == '\n') line.pop_back();
-    const std::string best = keep_best(iteration, checkpoint, csv);
-    if (say) say("eval " + line + best);
+    const RngScope rng(opt_.sampler.device, kScoringSeed);
+    if (!filled_gaps_) {  // once: eval points an earlier session wrote but never scored (killed, failed)
+      filled_gaps_ = true;
+      const std::set<int64_t> scored = scored_iterations(read_fid_csv(csv));
+      for (const auto& [it, path] : run_checkpoints(opt_.run_dir)) {
+        if (it >= iteration || !every(cfg_.train.eval_every, it) || scored.count(it)) continue;
+        std::optional<CheckpointData> c;
+        try {
+          c = load_checkpoint(path, opt_.sampler.device);
+        } catch (const Error& e) {  // an old damaged checkpoint must not stop training
+          if (say) say("eval of unscored " + path + " skipped: " + e.what());
+          continue;
+        }
+        score(*c, it, path, csv, say, " (left unscored by an earlier session)");
+      }
+    }
+    if (scored_iterations(read_fid_csv(csv)).count(iteration)) {
+      // A row made before this checkpoint was written is about another one (a stale or hand-made
+      // row): replaced. Only a checkpoint of an earlier session (a finished run's end, scored
+      // then) keeps its row.
+      const auto was = before_.find(iteration);
+      const auto now = file_id(checkpoint);
+      if (was != before_.end() && now && was->second == *now) return;
+      const int64_t removed = remove_fid_rows(csv, iteration);
+      if (say) say("eval: " + std::to_string(removed) + " row(s) of iteration " + std::to_string(iteration) + " in " +
+                   csv + " predate its checkpoint; replaced by its score");
+    }
+    score(load_checkpoint(checkpoint, opt_.sampler.device), iteration, checkpoint, csv, say, "");
   }
 
  private:
+  void score(const CheckpointData& c, int64_t iteration, const std::string& checkpoint, const std::string& csv,
+             const PhaseProgress::Say& say, const std::string& why) {
+    std::ostringstream log;
+    score_checkpoint(c, iteration, opt_, ref_, *net_, log);
+    std::string line = log.str();
+    while (!line.empty() && line.back() == '\n') line.pop_back();
+    const std::string best = keep_best(iteration, checkpoint, csv);
+    if (say) say("eval " + line + why + best);
+  }
+
   // Links this checkpoint when it is among the best K by best_metric, then removes best files
   // that fell out (after the link: a crash leaves one too many, never one too few).
   std::string keep_best(int64_t iteration, const std::string& checkpoint, const std::string& csv) {
     const TrainConfig& tc = cfg_.train;
     std::vector<std::pair<double, int64_t>> ranked;  // (value, iteration), better first
     for (const FidRow& r : read_fid_csv(csv)) {
+      if (r.n != tc.eval_n || r.net != net_->identity()) continue;  // only scores that compare
       const auto [v, lower] = metric_of(r, tc.best_metric);
       if (std::isfinite(v)) ranked.emplace_back(lower ? v : -v, r.iteration);
     }
@@ -122,6 +218,8 @@ class TrainScorer {
   }
 
   Config cfg_;
+  std::map<int64_t, FileId> before_;  // by iteration: the checkpoints present when training started
+  bool filled_gaps_ = false;
   std::optional<io::DirLock> lock_;
   std::unique_ptr<metrics::FeatureNet> net_;
   Reference ref_;

@@ -6,6 +6,12 @@
 // where links fail) that checkpoint pruning never touches. Feature network: train.eval_features
 // (a domain classifier), else Inception (eval.inception); reference: train.eval_real, else
 // the training data, a class-balanced subset of eval_n images.
+//
+// A score measures training without moving it: it draws from its own seeded stream, and the
+// default generators training draws from (CPU, and the scoring device's on CUDA) are restored
+// afterwards. Every checkpoint at an eval point gets its row: one that a killed or failed score
+// left without one is scored at the first score of the resumed run, and a row of an iteration
+// whose checkpoint this run wrote anew (a stale or hand-made row) is replaced, not trusted.
 #pragma once
 #include <string>
 
@@ -14,11 +20,16 @@
 
 namespace hamgan::eval {
 
-// Loads the feature network and the reference now (errors before training starts); the hook
-// holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
+// Loads the feature network and the reference now (errors before training starts: a metric,
+// best_metric, reference, classifier or eval_n the scores cannot honour or would mix into the
+// table); the hook holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
 EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir);
 
 // checkpoints/best_ckpt_<iteration>.pt of a run directory.
 std::string best_checkpoint_path(const std::string& run_dir, int64_t iteration);
+
+// The seed of the stream a score draws from (weight initialisation of the generator it loads,
+// standing statistics): the same for every score, whatever training has drawn.
+constexpr uint64_t kScoringSeed = 0x73636f7265ull;  // "score"
 
 }  // namespace hamgan::eval

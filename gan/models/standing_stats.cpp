@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/rng_scope.h"
 
 namespace hamgan {
 
@@ -17,6 +18,10 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
     if (auto* bn = m->as<torch::nn::BatchNorm2dImpl>()) bns.push_back(bn);
   if (bns.empty()) return;
   const torch::Device device = bns.front()->running_mean.device();
+  // A Hamburger in G draws its random bases from the default generators: here they run a
+  // stream of their own, so statistics computed for a checkpoint (an eval point's included)
+  // leave training's stream where it was.
+  const RngScope rng(device, o.seed);
   torch::NoGradGuard no_grad;
   g.eval();
   std::vector<c10::optional<double>> momentum;

@@ -9,8 +9,18 @@
 
 namespace hamgan::sample {
 
+void check_grid_columns(int64_t cols) {
+  if (cols < 1 || cols > kMaxGridColumns)
+    fail("--cols ", cols, ": expected 1..", kMaxGridColumns, " images per row of the class grid");
+}
+
+void check_interpolation_steps(int64_t steps) {
+  if (steps < 2 || steps > kMaxGridColumns)
+    fail("--steps ", steps, ": expected 2..", kMaxGridColumns, " images per interpolation row (both ends are drawn)");
+}
+
 torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols) {
-  if (cols < 1 || cols > kMaxGridColumns) fail("class grid: ", cols, " columns; expected 1..", kMaxGridColumns);
+  check_grid_columns(cols);
   std::vector<SampleItem> items;
   std::vector<int64_t> labels;
   for (int64_t c : classes)
@@ -19,8 +29,7 @@ torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, 
 }
 
 torch::Tensor interpolation_latents(const torch::Tensor& z0, const torch::Tensor& z1, int64_t steps) {
-  if (steps < 2 || steps > kMaxGridColumns)
-    fail("--steps ", steps, ": expected 2..", kMaxGridColumns, " (both ends are drawn)");
+  check_interpolation_steps(steps);
   const torch::Tensor t = torch::linspace(0.0, 1.0, steps, torch::kFloat).unsqueeze(1);
   return (1 - t) * z0.unsqueeze(0) + t * z1.unsqueeze(0);
 }

@@ -13,6 +13,11 @@ namespace hamgan::sample {
 // The most images per row of a class grid or an interpolation (`--cols`, `--steps`).
 constexpr int64_t kMaxGridColumns = 256;
 
+// Errors naming the flag unless 1 <= cols <= kMaxGridColumns (`--cols`) and 2 <= steps <=
+// kMaxGridColumns (`--steps`): `hamgan sample` checks them before any sample is written.
+void check_grid_columns(int64_t cols);
+void check_interpolation_steps(int64_t steps);
+
 // H x W x 3 uint8: metrics/labeled_grid.h's layout (cells >= 64 px, the class index at the
 // start of each row).
 torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols);  // cols <= kMaxGridColumns

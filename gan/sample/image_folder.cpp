@@ -61,6 +61,17 @@ std::string classes_text(const std::vector<std::string>& names) {
   return out;
 }
 
+const io::OutputKind& classes_output() {
+  static const io::OutputKind k{"a class list (lines '<directory> <name>', as `hamgan sample` writes it)",
+                                [](std::string_view head) {
+                                  const std::string line(head.substr(0, head.find('\n')));
+                                  const size_t sp = line.find(' ');
+                                  return sp != std::string::npos && sp + 1 < line.size() &&
+                                         all_digits(line.substr(0, sp));
+                                }};
+  return k;
+}
+
 std::string run_classes_file(const std::string& checkpoint) {
   const fs::path f = fs::absolute(checkpoint).parent_path().parent_path() / "classes.txt";
   std::error_code ec;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "io/output_path.h"
+
 namespace hamgan::sample {
 
 // Refuses (hamgan::Error) when `dir` exists and is not empty, unless `overwrite`: outputs
@@ -15,6 +17,9 @@ std::string sample_path(const std::string& dir, int64_t cls, int64_t k);
 // writes its data's class names there, and `hamgan sample` copies it beside the numbered class
 // directories, so an ImageNet-style run's samples keep their synsets.
 std::string classes_text(const std::vector<std::string>& names);
+// classes.txt as an output kind (io/output_path.h): a text file whose first line is
+// "<digits> <name>", as classes_text writes it.
+const io::OutputKind& classes_output();
 // The run's classes.txt for a checkpoint RUN/checkpoints/ckpt_*.pt, or "" when it has none.
 std::string run_classes_file(const std::string& checkpoint);
 

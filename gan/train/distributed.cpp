@@ -34,6 +34,7 @@ DistEnv dist_env_from_environment() {
   if (const char* a = std::getenv("MASTER_ADDR")) e.master_addr = a;
   e.master_port = env_int("MASTER_PORT", 29500, 1, 65535);
   e.local_rank = env_int("LOCAL_RANK", e.rank, 0, 1 << 16);
+  e.timeout_s = env_int("HAMGAN_RENDEZVOUS_TIMEOUT", e.timeout_s, 1, 7 * 24 * 3600);
   return e;
 }
 
@@ -64,14 +65,21 @@ int free_loopback_port() {
 }
 
 DataParallel::DataParallel(const DistEnv& env, torch::Device device) : env_(env) {
+  // A rank that waits says for whom, and for how long: a missing peer is never a silent hang.
+  std::cerr << "rank " << env.rank << " of " << env.world_size << ": waiting up to " << env.timeout_s
+            << " s (HAMGAN_RENDEZVOUS_TIMEOUT) for the other ranks at " << env.master_addr << ":"
+            << env.master_port << " (MASTER_ADDR:MASTER_PORT)" << std::endl;
   try {
     pg_ = std::make_unique<compat::ProcessGroup>(env.master_addr, env.master_port, env.rank,
-                                                 env.world_size, device.is_cuda());
+                                                 env.world_size, device.is_cuda(),
+                                                 std::chrono::seconds(env.timeout_s));
   } catch (const Error&) {
     throw;  // a build without Gloo says so itself
   } catch (const std::exception& e) {
     fail("distributed rendezvous at ", env.master_addr, ":", env.master_port, " (rank ",
-         env.rank, " of ", env.world_size, ") failed: ", e.what());
+         env.rank, " of ", env.world_size, ") failed within ", env.timeout_s,
+         " s (HAMGAN_RENDEZVOUS_TIMEOUT): are all ", env.world_size, " ranks started with the same "
+         "MASTER_ADDR and MASTER_PORT? ", e.what());
   }
   if (device.is_cuda() && !pg_->nccl() && env.rank == 0)
     std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";

@@ -23,6 +23,9 @@ struct DistEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   int local_rank = 0;  // LOCAL_RANK (the GPU of this worker), else rank
+  // HAMGAN_RENDEZVOUS_TIMEOUT (seconds): how long a rank waits for the others, at the
+  // rendezvous and in each collective, before it gives up with an error naming them.
+  int timeout_s = 300;
   bool enabled() const { return world_size > 1; }
 };
 DistEnv dist_env_from_environment();

@@ -14,6 +14,7 @@
 
 #include "core/compat.h"
 #include "core/error.h"
+#include "core/rng_scope.h"
 #include "core/splitmix.h"
 #include "gan/models/init.h"
 #include "gan/models/memory_format.h"
@@ -209,6 +210,9 @@ void Trainer::ensure_standing_stats() {
 
 torch::Tensor Trainer::sample(const torch::Tensor& z, const torch::Tensor& y) {
   torch::NoGradGuard no_grad;
+  // A grid is no training step: a Hamburger's random bases for it come from a stream of its
+  // own (the same for every grid of the run), so how often grids are drawn cannot change training.
+  const RngScope rng(device_, static_cast<uint64_t>(cfg_.train.seed) ^ 0x73616d706c65ull);  // "sample"
   ensure_standing_stats();
   if (ema_) return g_ema_->forward(z.to(device_), y.to(device_));
   g_->eval();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The README's ImageNet-style walkthrough, run as written (issue 25) on a small folder made
-here: 3 synset directories of JPEGs of 90-300 px, some grayscale, one CMYK, one PNG named
-.JPEG. The block after `<!-- walkthrough: imagenet-folder -->` runs in bash with its variable
+"""The user guide's ImageNet-style walkthrough (docs/user-guide.md), run as written on a small
+folder made here: 3 synset directories of JPEGs of 90-300 px, some grayscale, one CMYK, one PNG
+named .JPEG. The block after `<!-- walkthrough: imagenet-folder -->` runs in bash with its variable
 lines (NAME=value at the top) set to this folder, a temporary run directory and small counts,
 and `build/hamgan` replaced by the binary under test. Then: the run's and the samples'
 classes.txt name the synsets, the grid, the classifier and fid.csv exist.
@@ -19,6 +19,7 @@ import numpy as np
 from PIL import Image
 
 MARK = "<!-- walkthrough: imagenet-folder -->"
+GUIDE = "docs/user-guide.md"  # the page that holds the walkthrough
 SYNSETS = ["n01440764", "n01443537", "n01484850"]
 
 
@@ -44,12 +45,12 @@ def make_folder(root):
                 im.save(name, "JPEG", quality=90)
 
 
-def walkthrough(readme):
-    text = readme.read_text()
+def walkthrough(page):
+    text = page.read_text()
     at = text.index(MARK)
     block = re.search(r"```bash\n(.*?)```", text[at:], re.S)
     if not block:
-        sys.exit("readme_walkthrough: no ```bash block after " + MARK)
+        sys.exit(f"readme_walkthrough: no ```bash block after {MARK} in {page}")
     return block.group(1)
 
 
@@ -61,7 +62,7 @@ def main():
     values = {"DATA": str(data), "CLASSES": str(len(SYNSETS)), "RUN": str(run), "ITERS": "3", "N": "24",
               "SAMPLES": "12"}
     script, seen = [], set()
-    for line in walkthrough(src / "README.md").splitlines():
+    for line in walkthrough(src / GUIDE).splitlines():
         m = re.match(r"^([A-Z_]+)=(\S+)", line)
         if m and m.group(1) in values:
             seen.add(m.group(1))
@@ -69,7 +70,7 @@ def main():
         script.append(line.replace("build/hamgan", binary))
     missing = set(values) - seen
     if missing:
-        sys.exit(f"readme_walkthrough: the README's walkthrough does not set {sorted(missing)}")
+        sys.exit(f"readme_walkthrough: the walkthrough in {GUIDE} does not set {sorted(missing)}")
     script = "set -euo pipefail\n" + "\n".join(script) + "\n"
     print(script, flush=True)
     subprocess.run(["bash", "-c", script], cwd=src, check=True)
