@@ -9,7 +9,8 @@
 #                the Inception weights); the device steps are listed as skipped. This is the
 #                bare machine simulated here (STRICT=1 TORCH_PYTHON=<venv with torch 2.11>).
 #   --dry-run    print every step's command, run none
-#   DEADLINE     seconds for the whole check, build included (default 480)
+#   DEADLINE     seconds for the whole check, build included (default 480); BUILD_LIMIT the
+#                build step's own (default 330: 16 cores; a 2-core machine needs ~900)
 #   EXPORT       a folder that gets summary.md and logs.tar.gz after every step (the device
 #                tool's $OUT: at most 8 files come back)
 #   TORCH_PYTHON, BUNDLE, STRICT   as scripts/gpu_build.sh
@@ -71,7 +72,7 @@ step env 30 0 bash -c "nvidia-smi --query-gpu=name,compute_cap,memory.total,driv
   c++ --version | head -1; cmake --version | head -1; echo ninja \$(ninja --version); echo cores \$(nproc)"
 quote env . 12
 # 2. The build: hamgan and the GPU tests, against this machine's PyTorch.
-step build 330 0 env TORCH_PYTHON="$py" BUNDLE="$bundle" BUILD_DIR="$build" scripts/gpu_build.sh "$build" ||
+step build "${BUILD_LIMIT:-330}" 0 env TORCH_PYTHON="$py" BUNDLE="$bundle" BUILD_DIR="$build" scripts/gpu_build.sh "$build" ||
   { note "- build failed: nothing else can run"; export_results; echo "gpu_check: done (build failed)"; exit 1; }
 quote build "gpu_build: (built|configured|audit)|hamgan: LibTorch"
 step version 30 0 "$bin" --version
