@@ -25,6 +25,12 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string fresh(const std::string& name) { return test::fresh_dir("test_classifier_chance", name); }
+// A file path beside the fresh folders, removed first: a rerun starts from nothing too.
+std::string fresh_file(const std::string& name, const std::string& ext) {
+  const std::string p = fresh(name) + ext;
+  std::filesystem::remove(p);
+  return p;
+}
 
 void expect_names(const std::string& e, const std::vector<std::string>& words) {
   for (const auto& w : words) EXPECT_NE(e.find(w), std::string::npos) << "'" << w << "' not in: " << e;
@@ -101,7 +107,7 @@ TEST(ChanceRule, BinomialTailAndVerdicts) {
 // class for all, at most chance. Nothing is written.
 TEST(ClassifierTrainChance, AClassifierAtChanceIsNotWritten) {
   const std::string data = folder("same", 10, true);
-  const std::string out = fresh("same_out") + ".pt";
+  const std::string out = fresh_file("same_out", ".pt");
   const std::string e = test::error_of([&] { clf_cli(train_args(data, out, {"--epochs", "2", "--batch", "10"})); });
   expect_names(e, {"not clearly above chance", "nothing written to " + out, "--steps"});
   EXPECT_FALSE(fs::exists(out));
@@ -112,7 +118,7 @@ TEST(ClassifierTrainChance, AClassifierAtChanceIsNotWritten) {
 // classifier that passes, recording what it passed on.
 TEST(ClassifierTrainChance, ASmallFolderGetsEnoughStepsAndHeldOutImages) {
   const std::string data = folder("small", 6, false);
-  const std::string out = fresh("small_out") + ".pt";
+  const std::string out = fresh_file("small_out", ".pt");
   const std::string printed = clf_cli(train_args(data, out, {"--epochs", "1"}));
   expect_names(printed, {"on the held-out split (8 images; trained on 10) after 200 steps", "clearly above it"});
   metrics::ClassifierInfo info;
@@ -122,13 +128,13 @@ TEST(ClassifierTrainChance, ASmallFolderGetsEnoughStepsAndHeldOutImages) {
   EXPECT_NEAR(info.chance, 3.0 / 8, 1e-12);  // the held-out split's largest class: 3 of 8
   EXPECT_NO_THROW(metrics::ClassifierExtractor(out, torch::kCPU));
   // --steps sizes it exactly.
-  const std::string exact = fresh("small_steps") + ".pt";
+  const std::string exact = fresh_file("small_steps", ".pt");
   expect_names(clf_cli(train_args(data, exact, {"--steps", "250"})), {"after 250 steps"});
 }
 
 TEST(ClassifierTrainChance, TooSmallOrContradictoryRequestsAreClearErrors) {
   const std::string tiny = folder("tiny", 3, false);
-  const std::string out = fresh("tiny_out") + ".pt";
+  const std::string out = fresh_file("tiny_out", ".pt");
   expect_names(test::error_of([&] { clf_cli(train_args(tiny, out, {})); }),
                {"9 images of 3 classes", "needs 8", "at least 10 images"});
   EXPECT_FALSE(fs::exists(out));
@@ -151,7 +157,7 @@ TEST(ClassifierAtUse, AFileAtChanceIsRefusedAndOneWithoutAnAccuracyIsFlagged) {
                {recorded, "2 of 24 right", "not clearly above chance"});
   const std::string images = folder("use_images", 2, false);
   expect_names(test::error_of([&] {
-                 test::run_cli(cli::fid, "fid", {"stats", "--images", images, "--out", fresh("stats") + ".npz",
+                 test::run_cli(cli::fid, "fid", {"stats", "--images", images, "--out", fresh_file("stats", ".npz"),
                                                  "--features", recorded, "--threads", "1"});
                }),
                {recorded, "not clearly above chance"});
