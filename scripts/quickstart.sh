@@ -30,7 +30,7 @@ build=${BUILD_DIR:-build}
 
 scripts/setup.sh
 "$build/hamgan" --version
-# By CPU class (README "CPU classes"; measured in README "Quickstart"), the iterations only: the
+# By CPU class (docs/user-guide.md "CPU classes"; measured in docs/results/quickstart/), the iterations only: the
 # config is the same model everywhere (ch 12, train.reuse_fake); 4,200 with native bf16 (about
 # 8 minutes on the project's AVX-512 BF16 EPYCs), 2,600 in fp32 (AVX2: about 20 minutes on 2
 # cores, estimated; 2,000 fell short of 0.80).

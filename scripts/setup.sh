@@ -37,7 +37,7 @@ cmake_args=()
 if [ "$libtorch" = pip ]; then
   build=${BUILD_DIR:-build-torch2}
   # 2.15.0: the newest 2.x release; its default (PyPI) wheel is built for CUDA 13.2, the
-  # major version of the CUDA 13 toolkit on the project's machines (README: two LibTorch builds).
+  # major version of the CUDA 13 toolkit on the project's machines (docs/user-guide.md: building).
   version=${TORCH2_VERSION:-2.15.0}
   venv=${TORCH2_VENV:-$HOME/.cache/hamgan/torch2-venv}
   py="$venv/bin/python"
