@@ -54,6 +54,15 @@ if [ "$strict" = 1 ]; then
          "-DHAMGAN_DEPS_ROOTS=$(IFS=';'; echo "${roots[*]}")")
 fi
 mkdir -p "$build"
+# A build folder configured from another checkout (a moved or copied tree) cannot be reused:
+# CMake refuses the cache, and its objects belong to the other sources. Start it afresh.
+if [ -f "$build/CMakeCache.txt" ]; then
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+  if [ -n "$home" ] && [ "$home" != "$(pwd)" ]; then
+    echo "gpu_build: $build was configured for $home, not $(pwd): configuring it afresh"
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles" "$build/build.ninja" "$build/.ninja_deps" "$build/.ninja_log"
+  fi
+fi
 t0=$SECONDS
 cmake -S . -B "$build" "${args[@]}" ${HAMGAN_CMAKE_ARGS:-} > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "gpu_build: configure failed (log: $build/configure.log)" >&2; exit 1; }
