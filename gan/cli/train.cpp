@@ -1,6 +1,9 @@
 // `hamgan train --config FILE --out DIR [key=value ...]`: trains, or resumes from the newest
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/threads.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/train_scorer.h"
 #include "gan/train/launcher.h"
@@ -36,12 +39,22 @@ int train(int argc, char** argv) {
     return launch_local_ranks(nproc, argc, argv);
   }
   if (!attach_to_launcher()) return 1;  // a rank whose launcher is already gone
-  set_threads(r);
+  // A rank of torchrun's without --threads gets its share of the cores, as --nproc gives it.
+  if (!r.count("threads") && env.local_world_size > 1)
+    hamgan::set_threads(std::max(1, threads_of(r) / env.local_world_size));
+  else
+    set_threads(r);
   TrainJob job;
   job.cfg = config_from(r);
   job.out_dir = r["out"].as<std::string>();
   job.synthetic = r.count("synthetic") > 0;
   job.workers = workers_of(r);
+  // --synthetic replaces data.*: scores against data.path would compare G with images this run
+  // never trains on.
+  if (job.synthetic && job.cfg.train.eval_every > 0 && job.cfg.train.eval_real.empty())
+    fail("--synthetic with train.eval_every=", job.cfg.train.eval_every, ": the scores would compare G with data.path (",
+         job.cfg.data.path, "), which a synthetic run does not train on; set train.eval_every=0, or name a "
+         "reference of the synthetic images in train.eval_real");
   // The scorer's feature network and reference load before training starts: a bad path fails
   // before anything is written.
   if (job.cfg.train.eval_every > 0 && env.rank == 0) job.eval = eval::make_train_scorer(job.cfg, job.out_dir);
