@@ -24,12 +24,15 @@ void cuda_reset_peak(c10::DeviceIndex device) {
 
 int cuda_capability_major(c10::DeviceIndex device) { return at::cuda::getDeviceProperties(device)->major; }
 
+std::string cuda_device_name(c10::DeviceIndex device) { return at::cuda::getDeviceProperties(device)->name; }
+
 void cuda_set_device(c10::DeviceIndex device) { c10::cuda::set_device(device); }
 #else
 bool cuda_build() { return false; }
 int64_t cuda_peak_allocated(c10::DeviceIndex) { return -1; }
 void cuda_reset_peak(c10::DeviceIndex) {}
 int cuda_capability_major(c10::DeviceIndex) { return -1; }
+std::string cuda_device_name(c10::DeviceIndex) { return ""; }
 void cuda_set_device(c10::DeviceIndex) {}
 #endif
 

@@ -147,6 +147,8 @@ void cuda_reset_peak(c10::DeviceIndex device);
 // The GPU's compute capability, major part (bf16 tensor cores need >= 8, Ampere); -1 in a
 // build without CUDA.
 int cuda_capability_major(c10::DeviceIndex device);
+// The GPU's name as the driver reports it ("NVIDIA H100 80GB HBM3"); "" in a build without CUDA.
+std::string cuda_device_name(c10::DeviceIndex device);
 // Makes `device` this process's current CUDA device (each rank its own GPU, before NCCL and
 // any allocation); nothing in a build without CUDA.
 void cuda_set_device(c10::DeviceIndex device);
@@ -167,6 +169,21 @@ auto find_param_state(StateMap& state, const torch::Tensor& p) {
 inline torch::optim::AdamParamState* adam_state(torch::optim::Optimizer& opt, const torch::Tensor& p) {
   const auto it = find_param_state(opt.state(), p);
   return it == opt.state().end() ? nullptr : static_cast<torch::optim::AdamParamState*>(it->second.get());
+}
+// Sets the state of parameter `p` (keyed as find_param_state reads it).
+template <class StateMap>
+void put_param_state(StateMap& state, const torch::Tensor& p, std::unique_ptr<torch::optim::OptimizerParamState> s) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream key;
+    key << p.unsafeGetTensorImpl();
+    state[key.str()] = std::move(s);
+  } else {
+    state[p.unsafeGetTensorImpl()] = std::move(s);
+  }
+}
+inline void set_adam_state(torch::optim::Optimizer& opt, const torch::Tensor& p,
+                           std::unique_ptr<torch::optim::AdamParamState> s) {
+  put_param_state(opt.state(), p, std::move(s));
 }
 
 // Whether fused_adam_step can run: ATen's multi-tensor _fused_adam_ kernel (CUDA and CPU

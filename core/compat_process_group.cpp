@@ -7,6 +7,7 @@
 #ifndef USE_C10D_GLOO  // LibTorch's CMake usually defines it already
 #define USE_C10D_GLOO
 #endif
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 // NCCL only where LibTorch was built with it (its headers ship without it, too).
@@ -37,14 +38,16 @@ struct ProcessGroup::Impl {
 };
 
 ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
-                           std::chrono::milliseconds timeout)
+                           std::chrono::milliseconds timeout, bool host_store,
+                           const std::string& key_prefix)
     : impl_(std::make_unique<Impl>()) {
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(port);
-  opts.isServer = rank == 0;
+  opts.isServer = host_store;
   opts.numWorkers = static_cast<std::size_t>(world_size);
   opts.timeout = timeout;
   impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
+  if (!key_prefix.empty()) impl_->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, impl_->store);
 #ifdef HAMGAN_HAVE_NCCL
   if (cuda) {
     auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
@@ -86,7 +89,8 @@ void ProcessGroup::barrier() {
 #else  // built without Gloo headers
 
 struct ProcessGroup::Impl {};
-ProcessGroup::ProcessGroup(const std::string&, int, int, int, bool) {
+ProcessGroup::ProcessGroup(const std::string&, int, int, int, bool, std::chrono::milliseconds, bool,
+                           const std::string&) {
   fail("hamgan was built without Gloo (c10d); multi-process training is unavailable");
 }
 bool ProcessGroup::nccl() const { return false; }

@@ -12,11 +12,13 @@ namespace hamgan::compat {
 
 class ProcessGroup {
  public:
-  // Rendezvous through a TCPStore at addr:port (rank 0 hosts it), then NCCL when `cuda` and
-  // this LibTorch has it, else Gloo. A build without Gloo: hamgan::Error. `timeout` bounds the
-  // wait for the other ranks, at the rendezvous and in every collective.
+  // Rendezvous through a TCPStore at addr:port, then NCCL when `cuda` and this LibTorch has it,
+  // else Gloo. A build without Gloo: hamgan::Error. `timeout` bounds the wait for the other
+  // ranks, at the rendezvous and in every collective. `host_store`: this rank serves the store
+  // (else it joins one served by another rank or by a launcher such as torchrun's agent);
+  // `key_prefix`: the process group's keys live under it (a store shared with a launcher).
   ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
-               std::chrono::milliseconds timeout);
+               std::chrono::milliseconds timeout, bool host_store, const std::string& key_prefix);
   ~ProcessGroup();
   bool nccl() const;  // NCCL reduces device memory only
   void broadcast(torch::Tensor& t);   // rank 0's values into every rank

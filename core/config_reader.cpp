@@ -210,7 +210,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
     cur.reset(next);
   }
   // A context module's `type` changed on the command line replaces its mapping, as a preset's
-  // does (gan/config.cpp merge_over): the old type's options would be unknown keys for the
+  // does (gan/config/config.cpp merge_over): the old type's options would be unknown keys for the
   // new one. `resolution` stays: it says where the block sits, not how it works.
   if (parts.back() == "type" && value.IsScalar() && cur["type"] && cur["type"].IsScalar() &&
       cur["type"].Scalar() != value.Scalar()) {

@@ -1,7 +1,7 @@
 // Progress of a phase that may take long (standing statistics, feature extraction, sampling,
 // data scanning) without noise when it is short: nothing for its first `quiet_s` seconds, then
 // a line "<what>: <done>/<total> <unit> (<s> s)" at most every `every_s`, and a closing line
-// if anything was printed (issue 25: a 128 px CPU run stayed silent for minutes).
+// if anything was printed (a 128 px run on a CPU takes minutes in such phases).
 #pragma once
 #include <chrono>
 #include <cstdint>

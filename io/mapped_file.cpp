@@ -21,7 +21,7 @@ MappedFile::MappedFile(const std::string& path, bool writable, size_t size) : pa
     fail(path, ": cannot resize to ", size, " bytes: ", std::strerror(e));
   }
   // The blocks are reserved now: a store into a sparse mapping on a full disk is a SIGBUS, not
-  // an error (issue 24).
+  // an error.
   if (writable && size > 0)
     if (const int e = ::posix_fallocate(fd_, 0, static_cast<off_t>(size)); e != 0) {
       ::close(fd_);

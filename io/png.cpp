@@ -9,20 +9,24 @@
 
 namespace hamgan {
 
-void write_png(const std::string& path, const torch::Tensor& image) {
+std::string encode_png(const torch::Tensor& image, const std::string& what) {
   if (image.dim() != 3 || image.scalar_type() != torch::kUInt8 || !image.device().is_cpu())
-    fail(path, ": expected an H x W x C uint8 CPU image, got ", image.sizes(), " ",
-         image.scalar_type());
+    fail(what, ": expected an H x W x C uint8 CPU image, got ", image.sizes(), " ", image.scalar_type());
   const int64_t h = image.size(0), w = image.size(1), c = image.size(2);
-  if (c != 1 && c != 3 && c != 4) fail(path, ": expected 1, 3 or 4 channels, got ", c);
-  io::check_output_path(path, io::png_output());  // replaces an earlier PNG only, never another file
+  if (c != 1 && c != 3 && c != 4) fail(what, ": expected 1, 3 or 4 channels, got ", c);
   const torch::Tensor data = image.contiguous();
   std::string bytes;
   const auto append = [](void* ctx, void* p, int n) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(p), n); };
   if (!stbi_write_png_to_func(append, &bytes, static_cast<int>(w), static_cast<int>(h), static_cast<int>(c),
                               data.data_ptr<uint8_t>(), static_cast<int>(w * c)))
-    fail(path, ": cannot encode PNG");
-  io::write_file_atomically(path, bytes);  // never a zero-byte or partial PNG (issue 13)
+    fail(what, ": cannot encode PNG");
+  return bytes;
+}
+
+void write_png(const std::string& path, const torch::Tensor& image) {
+  const std::string bytes = encode_png(image, path);  // a bad image fails before any file is touched
+  io::check_output_path(path, io::png_output());  // replaces an earlier PNG only, never another file
+  io::write_file_atomically(path, bytes);  // never a zero-byte or partial PNG
 }
 
 torch::Tensor image_grid(const torch::Tensor& images, int64_t cols) {

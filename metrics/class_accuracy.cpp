@@ -45,4 +45,12 @@ std::string format_class_accuracy(const ClassAccuracy& a) {
   return s + ")";
 }
 
+MetricValue score_class_acc(MetricInputs& in) {
+  const ClassAccuracy a = class_accuracy(in.fake.logits, in.fake.labels, "the fake images");
+  MetricValue v;
+  v.value = a.overall;
+  v.shown = format_class_accuracy(a);
+  return v;
+}
+
 }  // namespace hamgan::metrics

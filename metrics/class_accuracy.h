@@ -3,6 +3,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 #include <string>
 #include <vector>
 
@@ -18,5 +20,8 @@ struct ClassAccuracy {
 ClassAccuracy class_accuracy(const torch::Tensor& logits, const torch::Tensor& labels, const std::string& what);
 // "0.853 (per class: 0 0.91, 1 0.98, ...)"; classes without images are left out.
 std::string format_class_accuracy(const ClassAccuracy& a);
+
+// The registry's class_acc (metrics/metric.h): the domain classifier's accuracy under the fakes' classes.
+MetricValue score_class_acc(MetricInputs& in);
 
 }  // namespace hamgan::metrics

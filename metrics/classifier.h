@@ -109,7 +109,7 @@ class ClassifierExtractor : public FeatureNet {
   torch::Device device_;
   std::string identity_;
   mutable DomainClassifier net_{nullptr};  // forward is logically const (eval mode)
-  mutable std::once_flag warned_size_;      // images of another size: said once (issue 25)
+  mutable std::once_flag warned_size_;      // images of another size: said once
 };
 
 }  // namespace hamgan::metrics

@@ -8,7 +8,7 @@ namespace hamgan::metrics {
 
 Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits) {
   std::vector<torch::Tensor> pools, logits;
-  // Minutes for 50k images on a CPU: a line every few seconds once it takes long (issue 25).
+  // Minutes for 50k images on a CPU: a line every few seconds once it takes long.
   PhaseProgress progress(PhaseProgress::to_stderr, "feature extraction", 0, "images");
   for (torch::Tensor b = next(); b.defined(); b = next()) {
     const FeatureOutput o = net.features(b, want_logits);

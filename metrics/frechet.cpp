@@ -1,4 +1,5 @@
 #include "metrics/frechet.h"
+#include "metrics/statistics.h"
 
 #include <Eigen/Dense>
 
@@ -49,6 +50,13 @@ double frechet_distance(const torch::Tensor& mu1, const torch::Tensor& sigma1, c
   const double tr_covmean = psd_sqrt(e2.eigenvalues()).sum();
   const torch::Tensor diff = (mu1.to(torch::kCPU, torch::kDouble) - mu2.to(torch::kCPU, torch::kDouble));
   return diff.dot(diff).item<double>() + s1.trace() + s2.trace() - 2.0 * tr_covmean;
+}
+
+MetricValue score_fid(MetricInputs& in) {
+  const auto fs = compute_stats(in.fake.pool);
+  MetricValue v;
+  v.value = frechet_distance(in.real_mu, in.real_sigma, fs.mu, fs.sigma);
+  return v;
 }
 
 }  // namespace hamgan::metrics

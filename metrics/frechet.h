@@ -6,10 +6,15 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 namespace hamgan::metrics {
 
 // mu: [d], sigma: [d, d]; any float dtype (computed in float64 with Eigen's self-adjoint solver).
 double frechet_distance(const torch::Tensor& mu1, const torch::Tensor& sigma1, const torch::Tensor& mu2,
                         const torch::Tensor& sigma2);
+
+// The registry's fid (metrics/metric.h): the fake features' statistics against the reference's.
+MetricValue score_fid(MetricInputs& in);
 
 }  // namespace hamgan::metrics

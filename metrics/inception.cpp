@@ -236,7 +236,7 @@ InceptionExtractor::InceptionExtractor(const std::string& weights, Resize mode, 
 torch::Tensor InceptionExtractor::prepare(const torch::Tensor& images) const {
   torch::InferenceMode guard;
   // On a GPU the 299 x 299 resize runs there (forward): a 32 px image crosses the bus as 12 KB,
-  // not 1 MB, and the host's decoding threads do not resize (issue 21.5). The CPU path is as it was.
+  // not 1 MB, and the host's decoding threads do not resize. On the CPU the host resizes (inception_input).
   if (!jit_) return device_.is_cuda() ? images.to(torch::kFloat) : inception_input(images, mode_);
   // NVIDIA's module takes uint8 0..255 at any size and resizes itself.
   torch::Tensor u = (images.to(torch::kFloat) * 255).round().clamp(0, 255).to(torch::kByte);

@@ -1,4 +1,6 @@
 #include "metrics/inception_score.h"
+#include <algorithm>
+#include <sstream>
 
 #include <cmath>
 
@@ -23,6 +25,17 @@ ScoreStd inception_score(const torch::Tensor& logits, int splits) {
   for (double s : scores) r.std += (s - r.mean) * (s - r.mean) / splits;  // np.std (ddof 0)
   r.std = std::sqrt(r.std);
   return r;
+}
+
+MetricValue score_is(MetricInputs& in) {
+  const int64_t n = in.fake.pool.size(0);
+  const ScoreStd s = inception_score(in.fake.logits, static_cast<int>(std::min<int64_t>(10, n)));
+  MetricValue v;
+  v.value = s.mean;
+  std::ostringstream o;
+  o << s.mean << " +- " << s.std;
+  v.shown = o.str();
+  return v;
 }
 
 }  // namespace hamgan::metrics

@@ -4,6 +4,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 namespace hamgan::metrics {
 
 struct ScoreStd {
@@ -11,5 +13,8 @@ struct ScoreStd {
 };
 
 ScoreStd inception_score(const torch::Tensor& logits_unbiased, int splits = 10);  // [N, C]
+
+// The registry's is (metrics/metric.h): 10 splits, or one per image below 10 images.
+MetricValue score_is(MetricInputs& in);
 
 }  // namespace hamgan::metrics

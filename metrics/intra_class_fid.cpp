@@ -1,4 +1,6 @@
 #include "metrics/intra_class_fid.h"
+#include <algorithm>
+#include <sstream>
 
 #include <limits>
 
@@ -70,6 +72,27 @@ IntraClassFid intra_class_fid(const torch::Tensor& real, const torch::Tensor& re
   }
   out.mean = counted ? sum / static_cast<double>(counted) : std::numeric_limits<double>::quiet_NaN();
   return out;
+}
+
+MetricValue score_ifid(MetricInputs& in) {
+  const bool real = in.real_labels.defined();
+  if (!real || !in.fake.labels.defined())
+    fail("ifid: intra-class FID needs the classes of the ", real ? "fake" : "real", " images, and ",
+         real ? "they have" : (in.real_name.empty() ? std::string("the reference") : in.real_name) + " has",
+         " none (a data source or class directories have them; samples have theirs)");
+  const int64_t k = std::max(in.real_labels.max().item<int64_t>(), in.fake.labels.max().item<int64_t>()) + 1;
+  const IntraClassFid f = intra_class_fid(in.real_pool, in.real_labels, in.fake.pool, in.fake.labels, k);
+  MetricValue v;
+  v.value = f.mean;
+  std::ostringstream o;
+  o << f.mean << " (per class:";
+  for (size_t c = 0; c < f.per_class.size(); ++c) o << " " << c << " " << f.per_class[c];
+  o << ")";
+  v.shown = o.str();
+  // ImageNet has 1000 classes: a few warnings and their count, not a page of them.
+  for (size_t i = 0; i < f.warnings.size() && i < 3; ++i) v.notes.push_back(f.warnings[i]);
+  if (f.warnings.size() > 3) v.notes.push_back("... and " + std::to_string(f.warnings.size() - 3) + " more classes with such warnings");
+  return v;
 }
 
 }  // namespace hamgan::metrics

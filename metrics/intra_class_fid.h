@@ -4,6 +4,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 #include <string>
 #include <vector>
 
@@ -20,5 +22,9 @@ struct IntraClassFid {
 // [0, n_classes). Features any float dtype and device (statistics in float64 on the CPU).
 IntraClassFid intra_class_fid(const torch::Tensor& real, const torch::Tensor& real_labels, const torch::Tensor& fake,
                               const torch::Tensor& fake_labels, int64_t n_classes);
+
+// The registry's ifid (metrics/metric.h): the mean over the classes of both sides' labels;
+// fails when a side has no classes (callers check first: never a silent gap).
+MetricValue score_ifid(MetricInputs& in);
 
 }  // namespace hamgan::metrics

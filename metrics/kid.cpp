@@ -1,4 +1,5 @@
 #include "metrics/kid.h"
+#include <sstream>
 
 #include <cmath>
 
@@ -31,6 +32,16 @@ ScoreStd kernel_inception_distance(const torch::Tensor& real, const torch::Tenso
   for (double e : v) r.std += (e - r.mean) * (e - r.mean) / v.size();
   r.std = std::sqrt(r.std);
   return r;
+}
+
+MetricValue score_kid(MetricInputs& in) {
+  const ScoreStd k = kernel_inception_distance(in.real_pool, in.fake.pool, 100, 1000, 0);
+  MetricValue v;
+  v.value = k.mean;
+  std::ostringstream o;
+  o << k.mean << " +- " << k.std;
+  v.shown = o.str();
+  return v;
 }
 
 }  // namespace hamgan::metrics

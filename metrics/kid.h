@@ -4,11 +4,16 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 #include "metrics/inception_score.h"
 
 namespace hamgan::metrics {
 
 ScoreStd kernel_inception_distance(const torch::Tensor& real, const torch::Tensor& fake, int subsets = 100,
                                    int64_t subset_size = 1000, uint64_t seed = 0);
+
+// The registry's kid (metrics/metric.h): 100 subsets of 1000, seed 0.
+MetricValue score_kid(MetricInputs& in);
 
 }  // namespace hamgan::metrics

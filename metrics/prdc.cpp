@@ -1,4 +1,6 @@
 #include "metrics/prdc.h"
+#include <memory>
+#include <sstream>
 
 #include <algorithm>
 #include <string>
@@ -111,5 +113,34 @@ Prdc precision_recall_density_coverage(const torch::Tensor& real, const torch::T
   out.coverage = fraction(nearest_fake < real_radius_dc);
   return out;
 }
+
+namespace {
+
+MetricValue prdc_value(MetricInputs& in, double Prdc::*field, const char* k) {
+  MetricValue v;
+  auto& slot = in.cache["prdc"];
+  if (!slot) {  // Kynkaanniemi et al. 2019 (k 3); Naeem et al. 2020 (k 5)
+    auto p = std::make_shared<Prdc>(precision_recall_density_coverage(in.real_pool, in.fake.pool));
+    for (const std::string& w : p->warnings) {
+      std::string named = w;  // "the real features" -> which real images
+      if (!in.real_name.empty() && named.rfind("the real features", 0) == 0)
+        named.replace(0, 17, "the real features of " + in.real_name);
+      v.warnings.push_back("precision/recall/density/coverage: " + named);
+    }
+    slot = p;
+  }
+  v.value = static_cast<const Prdc*>(slot.get())->*field;
+  std::ostringstream o;
+  o << v.value << " (k " << k << ")";
+  v.shown = o.str();
+  return v;
+}
+
+}  // namespace
+
+MetricValue score_precision(MetricInputs& in) { return prdc_value(in, &Prdc::precision, "3"); }
+MetricValue score_recall(MetricInputs& in) { return prdc_value(in, &Prdc::recall, "3"); }
+MetricValue score_density(MetricInputs& in) { return prdc_value(in, &Prdc::density, "5"); }
+MetricValue score_coverage(MetricInputs& in) { return prdc_value(in, &Prdc::coverage, "5"); }
 
 }  // namespace hamgan::metrics

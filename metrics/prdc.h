@@ -17,6 +17,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "metrics/metric.h"
+
 #include <string>
 #include <vector>
 
@@ -33,5 +35,12 @@ struct Prdc {
 // distances blockwise, `block` rows x N at a time, so N x M never materialises).
 Prdc precision_recall_density_coverage(const torch::Tensor& real, const torch::Tensor& fake, int64_t k_pr = 3,
                                        int64_t k_dc = 5, int64_t block = 1024);
+
+// The registry's precision, recall (k 3), density and coverage (k 5) (metrics/metric.h): one
+// k-NN pass shared through MetricInputs::cache; its warnings go with the first of them asked.
+MetricValue score_precision(MetricInputs& in);
+MetricValue score_recall(MetricInputs& in);
+MetricValue score_density(MetricInputs& in);
+MetricValue score_coverage(MetricInputs& in);
 
 }  // namespace hamgan::metrics

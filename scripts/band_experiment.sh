@@ -2,8 +2,8 @@
 # The band bisection batch: which part of HamGAN-128 draws the band of period-2 stripes in the
 # last quarter of the rows or columns? Trains the 128 px smoke preset (configs/imagenet128_cpu_smoke.yaml)
 # on the packed real-photo folder for ITERS iterations in a set of settings x seeds, samples 10 EMA
-# images per class from the last checkpoint and measures scripts/band_stat.py (~1: no band; the
-# first HamGAN-128 runs showed 2-5, SAGAN 1.2). Meant for one GPU (several small runs at once).
+# images per class from the last checkpoint and measures scripts/band_stat.py (~1: no band;
+# HamGAN-128 smoke runs measure 2-5, SAGAN 1.2: scripts/band_stat.py). Meant for one GPU (several small runs at once).
 #
 #   scripts/band_experiment.sh                                   (after build-gpu/hamgan exists)
 #   BIN=build-gpu-sim/hamgan DEVICE=cpu ITERS=3 ONLY=base SEEDS=0 LONG=0 PAR=1 THREADS=1 scripts/band_experiment.sh

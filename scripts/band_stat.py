@@ -20,8 +20,8 @@ many samples has no structure in one part of the image that the rest of the inte
 mean profiles are smooth, and the largest neighbour step in the band is about as large as in the
 interior, so the ratio is ~1 (noise). A band of period-2 stripes that recurs in every sample at the
 same rows or columns survives the averaging, makes large alternating steps in the profile, and the
-ratio rises well above 1 (issue 35 saw 2-5 for HamGAN-128 smoke runs at 150 iterations, 1.19
-for SAGAN's; the training crops themselves show no band). The outermost pixels (i < 3 and i >= 0.97 R) are left
+ratio rises well above 1 (docs/results/ has measured values: 2-5 for HamGAN-128 smoke runs at
+150 iterations, 1.19 for SAGAN's; the training crops themselves show no band). The outermost pixels (i < 3 and i >= 0.97 R) are left
 out, since padding legitimately makes the border differ.
 
 Output: one JSON line per DIR on stdout, e.g.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fails when code a training step can reach reads a tensor on the host without saying why.
 
-On a GPU, item(), .cpu() and .to(kCPU) wait for every kernel queued before them (issue 21:
-the step never waits for the device). In core/, layers/, gan/models/ and gan/train/ each such
+On a GPU, item(), .cpu() and .to(kCPU) wait for every kernel queued before them (the
+step must never wait for the device). In core/, layers/, gan/models/ and gan/train/ each such
 line needs a comment containing "host read:" on it or on one of the 4 lines above, saying
 why it is not in the step (report points, checkpoints) or why it is rare. The reads LibTorch
 makes inside its own operators are counted at run time by tests/test_host_reads.cpp.

@@ -2,18 +2,18 @@
 """Fails when a source file includes a header from a higher layer (or a sibling layer).
 
 Layers, bottom to top; a file may include its own layer and any lower one (not a sibling):
-  core -> io -> layers -> metrics -> gan/models -> gan/data -> gan/checkpoint -> gan/sample
-  -> gan/train, gan/classifier -> gan/eval, gan/bench -> gan/cli
-gan/config.{h,cpp} (the typed config, validated against the architecture tables) belongs to
-gan/models. Run by CTest as check_layers; `check_layers.py [ROOT]`.
+  core -> io -> layers -> metrics -> gan/config -> gan/models -> gan/data -> gan/checkpoint
+  -> gan/sample -> gan/train, gan/classifier -> gan/eval, gan/bench -> gan/cli
+A file's layer is the folder it is in (nothing else: no per-file exceptions). Run by CTest as
+check_layers; `check_layers.py [ROOT]`.
 """
 import pathlib
 import re
 import sys
 
-# One list per rank; each layer: (name, path prefixes).
+# One list per rank; each layer: (name, folders). A folder's subfolders belong to it unless listed.
 LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
-          [("gan/models", ["gan/models/", "gan/config."])], [("gan/data", ["gan/data/"])],
+          [("gan/config", ["gan/config/"])], [("gan/models", ["gan/models/"])], [("gan/data", ["gan/data/"])],
           [("gan/checkpoint", ["gan/checkpoint/"])], [("gan/sample", ["gan/sample/"])],
           [("gan/train", ["gan/train/"]), ("gan/classifier", ["gan/classifier/"])],
           [("gan/eval", ["gan/eval/"]), ("gan/bench", ["gan/bench/"])], [("gan/cli", ["gan/cli/"])]]
@@ -22,10 +22,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
 def layer_of(path):
-    """(rank, name) of the layer that holds `path` (relative, '/'-separated), or None."""
+    """(rank, name) of the layer of the folder that holds `path` (relative, '/'-separated), or None."""
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
     for rank, layers in enumerate(LAYERS):
-        for name, prefixes in layers:
-            if any(path.startswith(p) for p in prefixes):
+        for name, folders in layers:
+            assert all(f.endswith("/") for f in folders), name  # folders only, never single files
+            if any(folder.startswith(f) for f in folders):
                 return rank, name
     return None
 
@@ -51,19 +53,21 @@ def upward_includes(root):
 
 
 def self_test():
-    """The check must flag an upward, a sibling and an unknown include, and pass a downward one."""
+    """The check must flag an upward, a sibling and an unknown include and a file in no layer's folder,
+    and pass a downward one."""
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         tree = {"metrics/a.cpp": '#include "gan/train/trainer.h"\n#include "io/png.h"\n',
                 "gan/train/b.h": '#include "gan/classifier/train_classifier.h"\n',
-                "gan/eval/c.cpp": '#include "gan/train/b.h"\n#include "tests/x.h"\n'}
+                "gan/eval/c.cpp": '#include "gan/train/b.h"\n#include "tests/x.h"\n',
+                "gan/d.h": ""}
         for rel, text in tree.items():
             (pathlib.Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
             (pathlib.Path(d) / rel).write_text(text)
         bad, checked = upward_includes(pathlib.Path(d))
-    want = ["gan/eval/c.cpp: includes \"tests/x.h\"", "gan/train/b.h (gan/train) includes \"gan/classifier/train_classifier.h\"",
+    want = ["gan/d.h: in no layer", "gan/eval/c.cpp: includes \"tests/x.h\"", "gan/train/b.h (gan/train) includes \"gan/classifier/train_classifier.h\"",
             "metrics/a.cpp (metrics) includes \"gan/train/trainer.h\""]
-    if checked != 3 or len(bad) != 3 or any(not b.startswith(w) for b, w in zip(bad, want)):
+    if checked != 3 or len(bad) != 4 or any(not b.startswith(w) for b, w in zip(bad, want)):
         print("self-test failed:", checked, bad)
         return False
     return True

@@ -9,12 +9,14 @@
 #   MODULES (default: none self_attention ham_nmf ham_vq ham_cd kao_kv sao stt_dense),
 #   ITERS (6000), JOBS (2), OUT (runs/modules), BUILD_DIR (build), N (samples per score, 1000),
 #   CLASSIFIER (default ~/.cache/hamgan/classifier_fmnist32_quickstart.pt, trained if missing),
-#   CONFIG (configs/fmnist32_quickstart.yaml, ch 12 since 2026-11-25, docs/modules/ ran it at
-#   ch 16; configs/fmnist32_long.yaml, ch 16, is issue 23's recipe and the ranking's),
-#   SEEDS (e.g. "0 1 2": runs OUT/MODULE_sSEED with train.seed=SEED, then prints the mean +- sd
-#   table of scripts/seed_table.py; unset: one run per module, OUT/MODULE, the config's seed)
+#   CONFIG (configs/fmnist32_quickstart.yaml, ch 12; docs/results/modules/ used ch 16;
+#   configs/fmnist32_long.yaml, ch 16, is the recipe of docs/results/ranking/),
+#   SEEDS (e.g. "0 1 2": runs OUT/MODULE_sSEED with train.seed=SEED, then the mean +- sd table
+#   and band figure of `hamgan compare --seeds`, OUT/seed_table.md and .svg; unset: one run per
+#   module, OUT/MODULE, the config's seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/classifier.sh
 config=${CONFIG:-configs/fmnist32_quickstart.yaml}
 modules=(${MODULES:-none self_attention ham_nmf ham_vq ham_cd kao_kv sao stt_dense})
 jobs=${JOBS:-2}
@@ -23,10 +25,7 @@ build=${BUILD_DIR:-build}
 clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt}
 real=$("$build/hamgan" info --config "$config" --get data.path)
 mkdir -p "$out"
-if [ ! -f "$clf" ]; then
-  mkdir -p "$(dirname "$clf")"
-  "$build/hamgan" classifier train --config "$config" --out "$clf"
-fi
+ensure_classifier "$build/hamgan" "$config" "$clf"
 
 # The runs: "MODULE" (the config's seed) or "MODULE SEED" each, seed by seed, so that an
 # interrupted sweep leaves whole seeds of every module rather than all seeds of a few.
@@ -59,5 +58,5 @@ for c in "${cases[@]}"; do set -- $c; runs+=(--run "$out/$1${2:+_s$2}"); done
 if [ -z "${SEEDS:-}" ]; then
   "$build/hamgan" compare "${runs[@]}" --out "$out/compare"
 else
-  python3 scripts/seed_table.py "$out" | tee "$out/seed_table.md"
+  "$build/hamgan" compare --seeds "$out" --out "$out/seed_table"
 fi

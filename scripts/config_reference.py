@@ -5,7 +5,7 @@ Every key and its default come from `hamgan info`, which prints the whole resolv
 (gan/cli/info.cpp): the defaults from a config that sets nothing (`model: {}`), once per
 context module type (each type has its own keys), and the values the shipped presets use from
 `info -c configs/X.yaml`. Only the one-line meanings and ranges below are written by hand, from
-the code that reads each key (gan/config.cpp, layers/context/*.cpp parse functions); a key the
+the code that reads each key (gan/config/config.cpp, layers/context/*.cpp parse functions); a key the
 binary resolves that has no meaning here stops the generation, so the page cannot miss a key.
 
   scripts/config_reference.py BINARY [OUT]   write the page (default docs/configuration.md)
@@ -31,7 +31,7 @@ CONTEXT_HEADING = "## Context module keys"
 
 # key -> (range or values, meaning). Ranges are the bounds the reader enforces.
 KEYS = {
-    "model.resolution": ("32, 64, 128", "image size (square); picks the G and D block tables (gan/models/arch.cpp)"),
+    "model.resolution": ("32, 64, 128", "image size (square); picks the G and D block tables (gan/config/arch.cpp)"),
     "model.n_classes": ("[1, 1048576]", "classes of the conditional GAN; `train` checks it against the data's class count before it writes anything"),
     "model.image_channels": ("[1, 4]", "channels of the images (1 gray, 3 RGB)"),
     "model.init": ("orthogonal, xavier, normal", "weight initialisation of G and D; `normal` is N(0, 0.02)"),
@@ -127,7 +127,7 @@ PROLOGUE = """\
      fails when the keys here and the binary's differ. Edit the script, then run
      `python3 scripts/config_reference.py build/hamgan`. -->
 
-A config is YAML read into typed structs (`gan/config.h`). Every key is checked: an unknown
+A config is YAML read into typed structs (`gan/config/config.h`). Every key is checked: an unknown
 key, a value of the wrong type or out of range fails with the file, the full key and what was
 expected, e.g.
 
@@ -137,7 +137,7 @@ hamgan info: error: configs/fmnist32_sagan.yaml: key 'generator.context.resoluti
 
 Any key can be overridden on the command line as `key.sub=value`, with the same checks
 (`hamgan info -c configs/fmnist32_sagan.yaml generator.ch=16 train.g_lr=2e-4`). Each default is
-written once, in the structs of `gan/config.h` and the modules' option structs;
+written once, in the structs of `gan/config/config.h` and the modules' option structs;
 `hamgan info -c CFG` prints the whole resolved config, and `hamgan info -c CFG --get data.path`
 one value.
 

@@ -28,32 +28,23 @@ fi
 out=${OUT:-runs/quickstart}
 build=${BUILD_DIR:-build}
 
+source scripts/lib/machine_facts.sh
+source scripts/lib/classifier.sh
+
 scripts/setup.sh
-"$build/hamgan" --version
-# By CPU class (docs/user-guide.md "CPU classes"; measured in docs/results/quickstart/), the iterations only: the
-# config is the same model everywhere (ch 12, train.reuse_fake); 4,200 with native bf16 (about
-# 8 minutes on the project's AVX-512 BF16 EPYCs), 2,600 in fp32 (AVX2: about 20 minutes on 2
-# cores, estimated; 2,000 fell short of 0.80).
-if "$build/hamgan" --version | grep -q "auto on the CPU: bf16"; then
-  class=(train.iterations="${ITERATIONS:-4200}")
-else
-  class=(train.iterations="${ITERATIONS:-2600}")
-fi
-# One rank per GPU where there are GPUs (train.device auto trains there): at most their count.
-nproc=${NPROC:-2}
-gpus=$("$build/hamgan" --version | sed -n 's/.*[^0-9]\([0-9][0-9]*\) CUDA device(s) visible.*/\1/p')
-if [ -z "${NPROC:-}" ] && [ -n "$gpus" ] && [ "$gpus" -lt "$nproc" ]; then nproc=$gpus; fi
+"$build/hamgan" --version  # for the reader; the decisions below read `hamgan info --json`
+# The budget by CPU class and the ranks by GPU count: scripts/lib/machine_facts.sh.
+facts=$(machine_facts "$build/hamgan")
+budget=$(quickstart_budget "$facts")
+read -r iterations nproc <<< "$budget"
+class=(train.iterations="$iterations")
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"
 
 if [ "${SCORE:-1}" != 0 ]; then
   clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_$(basename "$config" .yaml).pt}
-  if [ ! -f "$clf" ]; then
-    echo "quickstart: training the domain classifier $clf (once; it only measures)"
-    mkdir -p "$(dirname "$clf")"
-    "$build/hamgan" classifier train --config "$config" --out "$clf"
-  fi
+  ensure_classifier "$build/hamgan" "$config" "$clf"
   "$build/hamgan" fid --real "$("$build/hamgan" info --config "$config" --get data.path)" --run "$out" \
     --features "$clf" -n 1000
 fi

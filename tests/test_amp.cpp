@@ -24,7 +24,7 @@
 #include "core/compat.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/data/synthetic.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
@@ -137,7 +137,7 @@ TEST(Amp, ModeAutoMeansCudaOrNativeCpuBf16) {
   EXPECT_TRUE(amp_enabled(AmpMode::On, torch::kCPU));
   EXPECT_EQ(amp_enabled(AmpMode::Auto, torch::kCPU), cpu_has_fast_bf16());
   EXPECT_FALSE(amp_enabled(AmpMode::Off, torch::Device(torch::kCUDA, 0)));
-  // Issue 21.4: auto is bf16 only on GPUs that have it (compute capability >= 8: A100, H100),
+  // auto is bf16 only on GPUs that have it (compute capability >= 8: A100, H100),
   // not on a V100 (7.0) or T4 (7.5).
   EXPECT_TRUE(amp_auto(torch::Device(torch::kCUDA, 0), 8));
   EXPECT_TRUE(amp_auto(torch::Device(torch::kCUDA, 1), 9));

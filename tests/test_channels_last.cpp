@@ -9,7 +9,7 @@
 
 #include <sstream>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/data/synthetic.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"

@@ -136,7 +136,7 @@ TEST(Checkpoint, ModelChangingConfigOnResumeIsRejected) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("generator.ch: checkpoint 4, now 8"), std::string::npos) << e.what();
   }
-  // Every differing key is named, and the run's config.yaml as what to resume with (issue 25).
+  // Every differing key is named, and the run's config.yaml as what to resume with.
   try {
     run(tiny("model.n_classes=4 discriminator.ch=8"), dir);
     FAIL() << "expected an error";
@@ -151,7 +151,7 @@ TEST(Checkpoint, ModelChangingConfigOnResumeIsRejected) {
   EXPECT_EQ(run(tiny("train.iterations=4 train.log_every=2"), dir).iteration, 4);
 }
 
-// 13.1: a checkpoint whose tensor bytes changed is refused naming the file and the record, and
+// A checkpoint whose tensor bytes changed is refused naming the file and the record, and
 // resume treats it like a truncated one: a warning, then the previous valid checkpoint.
 TEST(Checkpoint, FlippedTensorBytesAreDetectedAndResumeFallsBack) {
   const Config cfg = tiny();
@@ -185,7 +185,7 @@ TEST(Checkpoint, FlippedTensorBytesAreDetectedAndResumeFallsBack) {
     for (float v : st) EXPECT_TRUE(std::isfinite(v));
 }
 
-// 13.2: the disk fills up during a run: train fails naming the file, leaves no temporary, and
+// The disk fills up during a run: train fails naming the file, leaves no temporary, and
 // every checkpoint it had written still loads; the next run resumes from the newest.
 TEST(Checkpoint, FullDiskDuringTrainingFailsAndLosesNothing) {
   const std::string dir = fresh_dir("fulldisk");
@@ -210,7 +210,7 @@ TEST(Checkpoint, FullDiskDuringTrainingFailsAndLosesNothing) {
   EXPECT_EQ(run(tiny(), dir).history.size(), 3u);  // 3 -> 6
 }
 
-// 13.6: a file named like a checkpoint with an iteration beyond int64 is reported and skipped,
+// A file named like a checkpoint with an iteration beyond int64 is reported and skipped,
 // never an unexplained `stoll`.
 TEST(Checkpoint, OutOfRangeCheckpointNameIsSkippedWithAWarning) {
   const std::string dir = fresh_dir("stoll");

@@ -2,7 +2,7 @@
 // torch implementation (tests/oracle/classifier.py: features, logits, mu/sigma, FID, class
 // accuracy), training on a tiny separable set (loss falls, it fits, same seed -> same
 // weights), file validation, class accuracy on a hand-made ImageFolder, statistics that
-// cannot be mixed up with Inception's, and fid.csv's class_acc column.
+// cannot be mixed up with Inception's, and scores.csv's class_acc column.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +17,7 @@
 #include "gan/cli/commands.h"
 #include "gan/data/tensor_dataset.h"
 #include "gan/eval/cas.h"
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "gan/sample/plan.h"
 #include "gan/sample/sampler.h"
 #include "gan/eval/reference.h"
@@ -180,8 +180,8 @@ TEST(ClassifierOracle, FidAndClassAccuracyThroughTheCli) {
   const double want_fid = test::get(c.t, "fid").item<double>();
   const double want_acc = test::get(c.t, "b.class_acc").item<double>();
   std::string out = fid_cli({"--real", real, "--fake", fake, "--features", clf, "--threads", "1"});
-  EXPECT_NEAR(number_after(out, "FID "), want_fid, 1e-3 * want_fid) << out;
-  EXPECT_NEAR(number_after(out, "class accuracy "), want_acc, 5e-5) << out;  // printed to 4 decimals
+  EXPECT_NEAR(number_after(out, "fid "), want_fid, 1e-3 * want_fid) << out;
+  EXPECT_NEAR(number_after(out, "class_acc "), want_acc, 5e-5) << out;  // printed to 4 decimals
 
   const std::string npz = fresh("real_stats") + ".npz";
   test::run_cli(cli::fid, "fid", {"stats", "--images", real, "--out", npz, "--features", clf, "--threads", "1"});
@@ -190,10 +190,10 @@ TEST(ClassifierOracle, FidAndClassAccuracyThroughTheCli) {
   EXPECT_EQ(s.net.rfind("classifier-8d-", 0), 0u) << s.net;
   EXPECT_TRUE(test::close(s.mu, test::get(c.t, "a.mu"), 1e-4, 1e-5));
   out = fid_cli({"--real", npz, "--fake", fake, "--features", clf, "--threads", "1"});
-  EXPECT_NEAR(number_after(out, "FID "), want_fid, 1e-3 * want_fid) << out;
+  EXPECT_NEAR(number_after(out, "fid "), want_fid, 1e-3 * want_fid) << out;
   // A flat fake directory has no classes: said, not guessed.
   out = fid_cli({"--real", npz, "--fake", real, "--features", clf, "--threads", "1"});
-  EXPECT_NE(out.find("class accuracy: none"), std::string::npos) << out;
+  EXPECT_NE(out.find("class_acc: none"), std::string::npos) << out;
 }
 
 // Statistics of one network are never compared with features of another.
@@ -254,8 +254,8 @@ TEST(ClassAccuracy, HandMadeImageFolder) {
   for (int64_t i : {0, 4, 8, 13, 20}) folder[i] = (folder[i] + 1) % 3;  // 5 of 30 misfiled
   const std::string dir = png_dir("handmade", u8, folder);
   const std::string out = fid_cli({"--real", dir, "--fake", dir, "--features", tiny_classifier(), "--threads", "1"});
-  EXPECT_NEAR(number_after(out, "class accuracy "), 25.0 / 30.0, 1e-4) << out;
-  EXPECT_NEAR(number_after(out, "FID "), 0.0, 1e-6) << out;
+  EXPECT_NEAR(number_after(out, "class_acc "), 25.0 / 30.0, 1e-4) << out;
+  EXPECT_NEAR(number_after(out, "fid "), 0.0, 1e-6) << out;
   // Per class: class 0 holds images 0..27 step 3 (10) plus misfiled 8 (class 2 -> 0) and 20 (2 -> 0) ...
   const auto files = list_images(dir);
   const torch::Tensor labels = folder_labels(dir, files);
@@ -365,7 +365,8 @@ TEST(ClassifierFile, RoundTripAndValidation) {
   EXPECT_NE(e.find("names.pt: 2 class names for 3 classes"), std::string::npos) << e;
 }
 
-// fid --run --features: fid.csv gets class_acc and the network's identity, fid.png two panels;
+// fid --run --features: scores.csv gets class_acc and the network's identity, scores.png a panel
+// per metric with a value (fid, kid, class_acc);
 // another network's scores are refused rather than mixed into the table.
 TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   const std::string run = fresh("run");
@@ -377,20 +378,21 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   const std::string real = png_dir("run_real", test::get(c.t, "a.images"), {});
   std::string out = fid_cli({"--real", real, "--run", run, "-n", "6", "--features", clf, "--threads", "1"});
   EXPECT_NE(out.find("scored 2 checkpoints"), std::string::npos) << out;
-  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  const auto rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 2u);
   const std::string id = metrics::ClassifierExtractor(clf, torch::kCPU).identity();
   for (const auto& r : rows) {
-    EXPECT_TRUE(std::isfinite(r.fid) && r.fid > 0);
-    EXPECT_TRUE(r.class_acc >= 0 && r.class_acc <= 1) << r.class_acc;
-    EXPECT_TRUE(std::isnan(r.is)) << "no Inception Score from a domain classifier";
+    EXPECT_TRUE(std::isfinite(r.value("fid")) && r.value("fid") > 0);
+    EXPECT_TRUE(r.value("class_acc") >= 0 && r.value("class_acc") <= 1) << r.value("class_acc");
+    EXPECT_TRUE(std::isnan(r.value("is"))) << "no Inception Score from a domain classifier";
     EXPECT_EQ(r.net, id);
   }
-  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 800, 640})) << "FID and class accuracy panels";
+  EXPECT_EQ(to_tensor(decode_image(eval::scores_png(run))).sizes(), (std::vector<int64_t>{3, 3 * 400, 640}))
+      << "fid, kid and class_acc panels";
   // --checkpoint prints the same class accuracy as the run's row.
   out = fid_cli({"--real", real, "--checkpoint", checkpoint_path(run + "/checkpoints", 20), "-n", "6", "--features", clf, "--threads", "1"});
-  EXPECT_NEAR(number_after(out, "class accuracy "), rows[1].class_acc, 1e-4) << out;
-  EXPECT_NEAR(number_after(out, "FID "), rows[1].fid, 1e-4 * rows[1].fid) << out;
+  EXPECT_NEAR(number_after(out, "class_acc "), rows[1].value("class_acc"), 1e-4) << out;
+  EXPECT_NEAR(number_after(out, "fid "), rows[1].value("fid"), 1e-4 * rows[1].value("fid")) << out;
   // Another classifier (same classes and size, other weights) must not add rows to this table.
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
   const OracleCase c2 = oracle_case("gray32");
@@ -404,60 +406,63 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   metrics::save_classifier(clf2, other, {});
   const std::string e = test::error_of([&] { fid_cli({"--real", real, "--run", run, "-n", "6", "--features", clf2, "--threads", "1"}); });
   EXPECT_NE(e.find("do not mix"), std::string::npos) << e;
-  EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
+  EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
 }
 
-// fid.csv: the class_acc and features columns round-trip; first-format files still read and are
-// upgraded (rows kept) when a row is appended.
-TEST(FidCsv, ClassAccuracyColumnAndFirstFormat) {
+// scores.csv: the class_acc and features columns round-trip; a run's earlier fid.csv (first,
+// second and third formats) reads by its header, and the first row appended starts scores.csv
+// with its rows, leaving fid.csv as it was.
+TEST(ScoreTable, ClassAccuracyColumnAndEarlierFidCsvFormats) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
-  const std::string p = dir + "/fid.csv";
-  eval::FidRow r{100, 12.5, NAN, 0.25, 10, 1.5, NAN, ""};
-  r.class_acc = 0.8125, r.net = "classifier-128d-00112233aabbccdd";
-  eval::append_fid_row(p, r);
+  eval::ScoreRow r{100, 10, 1.5, "classifier-128d-00112233aabbccdd", {{"fid", 12.5}, {"kid", 0.25}, {"class_acc", 0.8125}}};
+  eval::append_run_score(dir, r);
   std::stringstream ss;
-  ss << std::ifstream(p).rdbuf();
-  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
-                      "100,12.5,,0.25,10,1.5,0.8125,classifier-128d-00112233aabbccdd,,,,,\n");
-  auto rows = eval::read_fid_csv(p);
+  ss << std::ifstream(eval::scores_csv(dir)).rdbuf();
+  EXPECT_EQ(ss.str(), "iteration,n,seconds,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid\n"
+                      "100,10,1.5,classifier-128d-00112233aabbccdd,12.5,,0.25,0.8125,,,,,\n");
+  auto rows = eval::read_run_scores(dir);
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(rows[0].class_acc, 0.8125);
+  EXPECT_DOUBLE_EQ(rows[0].value("class_acc"), 0.8125);
   EXPECT_EQ(rows[0].net, r.net);
-  EXPECT_TRUE(std::isnan(rows[0].is));
+  EXPECT_TRUE(std::isnan(rows[0].value("is")));
 
-  const std::string old = dir + "/old.csv";
-  std::ofstream(old) << "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n";
-  rows = eval::read_fid_csv(old);
+  const std::string old = fresh("csv_v1");
+  fs::create_directories(old);
+  const std::string v1 = "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n";
+  std::ofstream(old + "/fid.csv") << v1;
+  rows = eval::read_run_scores(old);
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_TRUE(std::isnan(rows[0].class_acc));
+  EXPECT_TRUE(std::isnan(rows[0].value("class_acc")));
   EXPECT_TRUE(rows[0].net.empty()) << "first-format rows are Inception's";
-  eval::append_fid_row(old, {200, 10.0, 2.5, NAN, 10, 1.0, NAN, ""});
+  eval::append_run_score(old, {200, 10, 1.0, "", {{"fid", 10.0}, {"is", 2.5}}});
   std::stringstream s2;
-  s2 << std::ifstream(old).rdbuf();
-  EXPECT_EQ(s2.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
-                      "100,12.5,2.25,,10,1.5,,inception,,,,,\n200,10,2.5,,10,1,,inception,,,,,\n");
-  // The second format (class_acc, features) is upgraded the same way, and the metric columns
-  // of issue 22 round-trip.
-  const std::string v2 = dir + "/v2.csv";
-  std::ofstream(v2) << "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,,,10,1.5,0.75,inception\n";
-  eval::FidRow m{200, 10.0, NAN, NAN, 10, 1.0, 0.5, ""};
-  m.precision = 0.75, m.recall = 0.5, m.density = 1.25, m.coverage = 0.625, m.ifid = 30.5;
-  eval::append_fid_row(v2, m);
+  s2 << std::ifstream(eval::scores_csv(old)).rdbuf();
+  EXPECT_EQ(s2.str(), "iteration,n,seconds,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid\n"
+                      "100,10,1.5,inception,12.5,2.25,,,,,,,\n200,10,1,inception,10,2.5,,,,,,,\n");
+  std::stringstream kept;
+  kept << std::ifstream(old + "/fid.csv").rdbuf();
+  EXPECT_EQ(kept.str(), v1) << "the earlier table is left as it was";
+  // The second format (class_acc, features) the same way, and the metric columns round-trip.
+  const std::string v2 = fresh("csv_v2");
+  fs::create_directories(v2);
+  std::ofstream(v2 + "/fid.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,,,10,1.5,0.75,inception\n";
+  eval::append_run_score(v2, {200, 10, 1.0, "", {{"fid", 10.0}, {"class_acc", 0.5}, {"precision", 0.75}, {"recall", 0.5},
+                                                 {"density", 1.25}, {"coverage", 0.625}, {"ifid", 30.5}}});
   std::stringstream s3;
-  s3 << std::ifstream(v2).rdbuf();
-  EXPECT_EQ(s3.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n100,12.5,,,10,1.5,0.75,inception,,,,,\n"
-                      "200,10,,,10,1,0.5,inception,0.75,0.5,1.25,0.625,30.5\n");
-  const auto back = eval::read_fid_csv(v2);
+  s3 << std::ifstream(eval::scores_csv(v2)).rdbuf();
+  EXPECT_EQ(s3.str(), "iteration,n,seconds,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid\n"
+                      "100,10,1.5,inception,12.5,,,0.75,,,,,\n200,10,1,inception,10,,,0.5,0.75,0.5,1.25,0.625,30.5\n");
+  const auto back = eval::read_run_scores(v2);
   ASSERT_EQ(back.size(), 2u);
-  EXPECT_TRUE(std::isnan(back[0].precision));
-  EXPECT_DOUBLE_EQ(back[1].precision, 0.75);
-  EXPECT_DOUBLE_EQ(back[1].recall, 0.5);
-  EXPECT_DOUBLE_EQ(back[1].density, 1.25);
-  EXPECT_DOUBLE_EQ(back[1].coverage, 0.625);
-  EXPECT_DOUBLE_EQ(back[1].ifid, 30.5);
+  EXPECT_TRUE(std::isnan(back[0].value("precision")));
+  EXPECT_DOUBLE_EQ(back[1].value("precision"), 0.75);
+  EXPECT_DOUBLE_EQ(back[1].value("recall"), 0.5);
+  EXPECT_DOUBLE_EQ(back[1].value("density"), 1.25);
+  EXPECT_DOUBLE_EQ(back[1].value("coverage"), 0.625);
+  EXPECT_DOUBLE_EQ(back[1].value("ifid"), 30.5);
   std::ofstream(dir + "/noname.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n1,2,,,3,4,0.5,\n";
-  const std::string e = test::error_of([&] { eval::read_fid_csv(dir + "/noname.csv"); });
+  const std::string e = test::error_of([&] { eval::read_score_table(dir + "/noname.csv"); });
   EXPECT_NE(e.find("noname.csv:2: column 'features'"), std::string::npos) << e;
 }
 
@@ -487,7 +492,7 @@ TEST(ClassifierCli, TrainsOnAFolderAndKeepsExistingOutput) {
   EXPECT_EQ(fs::last_write_time(out), before);
 }
 
-// Issue 25: `-n` over an ImageNet-style folder (synset-named class directories, files sorted
+// `-n` over an ImageNet-style folder (synset-named class directories, files sorted
 // class by class) draws from every class, for `--images` and `--data` alike, and `fid stats`
 // stores which images it used; the first n by path held 2 of the 10 classes.
 TEST(ReferenceSubset, DashNOverATenClassFolderDrawsFromEveryClass) {
@@ -528,7 +533,7 @@ TEST(ReferenceSubset, DashNOverATenClassFolderDrawsFromEveryClass) {
   EXPECT_NE(metrics::load_stats(npz).images.find("class-balanced (2 per class, 10 classes)"), std::string::npos);
 }
 
-// Issue 25: `classifier train -c CONFIG` of a 128 px RGB GAN trains the classifier at 128x128x3,
+// `classifier train -c CONFIG` of a 128 px RGB GAN trains the classifier at 128x128x3,
 // the size the GAN's samples have (not the 32 px default), and scoring images of another size
 // with it says so.
 TEST(ClassifierCli, ConfigOfA128PxGanSetsTheClassifiersResolution) {
@@ -565,8 +570,8 @@ TEST(ClassifierCli, ConfigOfA128PxGanSetsTheClassifiersResolution) {
   EXPECT_EQ(warned.find("warning", warned.find("warning") + 1), std::string::npos) << "warned twice: " << warned;
 }
 
-// Issue 22: every metric of `--metrics` on a checkpoint, printed; `--run` writes them as
-// fid.csv columns and fid.png gets their panels. The real side is a class folder (its classes
+// Every metric of `--metrics` on a checkpoint, printed; `--run` writes them as
+// scores.csv columns and scores.png gets their panels. The real side is a class folder (its classes
 // for intra-class FID); --real as an .npz says what it cannot compute.
 TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   const std::string run = fresh("suite_run");
@@ -578,20 +583,20 @@ TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   const std::string ck = checkpoint_path(run + "/checkpoints", 10);
   std::string out = fid_cli({"--real", real, "--checkpoint", ck, "-n", "30", "--metrics", "fid,kid,pr,dc,ifid",
                              "--features", clf, "--threads", "1"});
-  for (const std::string key : {"FID ", "KID ", "precision ", " recall ", "density ", " coverage ", "intra-class FID ",
-                                "class accuracy "}) {
+  for (const std::string key : {"fid ", "kid ", "precision ", "recall ", "density ", "coverage ", "ifid ",
+                                "class_acc "}) {
     const double v = number_after(out, key);
     EXPECT_TRUE(std::isfinite(v)) << key << " in " << out;
   }
   EXPECT_GE(number_after(out, "precision "), 0.0);
   EXPECT_LE(number_after(out, "precision "), 1.0);
   out = fid_cli({"--real", real, "--run", run, "-n", "30", "--all", "--features", clf, "--threads", "1"});
-  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  const auto rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 1u);
-  for (double v : {rows[0].precision, rows[0].recall, rows[0].density, rows[0].coverage, rows[0].ifid, rows[0].kid})
-    EXPECT_TRUE(std::isfinite(v)) << out;
-  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 1600, 640}))
-      << "FID, class accuracy, precision/recall/density/coverage and intra-class FID panels";
+  for (const char* m : {"precision", "recall", "density", "coverage", "ifid", "kid"})
+    EXPECT_TRUE(std::isfinite(rows[0].value(m))) << m << " " << out;
+  EXPECT_EQ(to_tensor(decode_image(eval::scores_png(run))).sizes(), (std::vector<int64_t>{3, 8 * 400, 640}))
+      << "a panel each: fid, kid, class_acc, precision, recall, density, coverage, ifid";
   // Statistics alone cannot give the metrics that compare feature sets: asking for them is an
   // error before any work, naming the flag and the file, never a run that skips them.
   const std::string npz = fresh("suite_ref") + ".npz";
@@ -606,7 +611,7 @@ TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   EXPECT_NE(e.find("unknown metric 'prc'"), std::string::npos) << e;
 }
 
-// Issue 22: train.eval_every scores the run while it trains, into fid.csv (the rows `fid --run`
+// train.eval_every scores the run while it trains, into scores.csv (the rows `fid --run`
 // would write), and keeps the best checkpoint by train.best_metric as best_ckpt_<it>.pt, which
 // pruning (keep_checkpoints 1) leaves alone.
 TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
@@ -622,16 +627,16 @@ TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
   opt.out = &log;
   opt.eval = eval::make_train_scorer(cfg, dir);
   EXPECT_EQ(train(cfg, opt, test::synthetic(cfg)).iteration, 6);
-  const auto rows = eval::read_fid_csv(dir + "/fid.csv");
+  const auto rows = eval::read_run_scores(dir);
   ASSERT_EQ(rows.size(), 3u) << log.str();
   int64_t best = -1;
   double best_fid = INFINITY;
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].iteration, 2 * static_cast<int64_t>(i + 1));
-    EXPECT_TRUE(std::isfinite(rows[i].precision)) << log.str();
-    if (rows[i].fid < best_fid) best_fid = rows[i].fid, best = rows[i].iteration;
+    EXPECT_TRUE(std::isfinite(rows[i].value("precision"))) << log.str();
+    if (rows[i].value("fid") < best_fid) best_fid = rows[i].value("fid"), best = rows[i].iteration;
   }
-  EXPECT_NE(log.str().find("eval iteration 2: FID"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("eval iteration 2: fid "), std::string::npos) << log.str();
   std::vector<std::string> files;
   for (const auto& f : fs::directory_iterator(dir + "/checkpoints")) files.push_back(f.path().filename().string());
   std::sort(files.begin(), files.end());
@@ -646,7 +651,7 @@ TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
   EXPECT_NE(e.find("train.best_metric recall: not computed"), std::string::npos) << e;
 }
 
-// Issue 22: the classification accuracy score on a tiny deterministic case. The "real" test
+// The classification accuracy score on a tiny deterministic case. The "real" test
 // images are the same checkpoint's samples under other latents, so a classifier trained on its
 // samples must find the classes there (far above chance, 1/3) if the classes shape the samples
 // at all; the score repeats exactly for a seed; classes that do not match are an error.

@@ -9,7 +9,7 @@
 
 #include "gan/cli/commands.h"
 #include "gan/eval/compare_runs.h"
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "io/decode.h"
 #include "io/image.h"
 #include "metrics/line_plot.h"
@@ -23,18 +23,19 @@ namespace {
 
 std::string fresh(const std::string& name) { return test::fresh_dir("test_compare_runs", name); }
 
-// A run directory with fid.csv rows {iteration, fid, class_acc} scored in `net` (precision
+// A run directory with scores.csv rows {iteration, fid, class_acc} scored in `net` (precision
 // fid / 1000, recall 0.5, density 1, coverage 0.25, intra-class FID 2 fid), and a
 // metrics.jsonl carrying the given img_s values.
 std::string make_run(const std::string& dir, const std::vector<std::array<double, 3>>& rows, const std::string& net,
                      const std::vector<double>& img_s) {
   fs::create_directories(dir);
   for (const auto& r : rows) {
-    eval::FidRow row;
-    row.iteration = static_cast<int64_t>(r[0]), row.fid = r[1], row.class_acc = r[2], row.net = net;
-    row.is = row.kid = std::nan(""), row.n = 1000, row.seconds = 1;
-    row.precision = r[1] / 1000, row.recall = 0.5, row.density = 1, row.coverage = 0.25, row.ifid = 2 * r[1];
-    eval::append_fid_row(dir + "/fid.csv", row);
+    eval::ScoreRow row;
+    row.iteration = static_cast<int64_t>(r[0]), row.net = net, row.n = 1000, row.seconds = 1;
+    row.values = {{"fid", r[1]}, {"precision", r[1] / 1000}, {"recall", 0.5}, {"density", 1}, {"coverage", 0.25},
+                  {"ifid", 2 * r[1]}};
+    if (!std::isnan(r[2])) row.values["class_acc"] = r[2];
+    eval::append_run_score(dir, row);
   }
   std::ofstream log(dir + "/metrics.jsonl");
   for (size_t i = 0; i < img_s.size(); ++i)
@@ -58,7 +59,8 @@ int64_t count_colour(const torch::Tensor& chw, int64_t y0, int64_t y1, std::arra
 
 // Run A: FID 100, 80, 90 (best 80 at 1000, last 90 at 1500); run B: FID 120, 70 (last = best).
 // The CSV holds last and best rows and the median img/s; the ranking puts B (70) first; the
-// figure has a FID and a class-accuracy panel, each with both runs' colours.
+// figure has a panel per metric both runs have (fid, class_acc, precision, recall, density,
+// coverage, ifid), each with both runs' colours.
 TEST(CompareRuns, SummaryRankingAndFigure) {
   const std::string root = fresh("summary");
   const std::string a = make_run(root + "/ham_nmf", {{{500, 100, 0.5}}, {{1000, 80, 0.6}}, {{1500, 90, 0.7}}},
@@ -66,24 +68,30 @@ TEST(CompareRuns, SummaryRankingAndFigure) {
   const std::string b = make_run(root + "/sao", {{{500, 120, 0.4}}, {{1000, 70, 0.8}}}, "clf-1", {40});
   const std::string out = test::run_cli(cli::compare, "compare", {"--run", a, "--run", b + "/", "--out", root + "/cmp"});
   EXPECT_EQ(read(root + "/cmp.csv"),
-            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,"
-            "density,coverage,ifid\n"
-            "ham_nmf,1500,90.0000,0.7000,1000,80.0000,0.6000,20.0,clf-1,0.0900,0.5000,1.0000,0.2500,180.0000\n"
-            "sao,1000,70.0000,0.8000,1000,70.0000,0.8000,40.0,clf-1,0.0700,0.5000,1.0000,0.2500,140.0000\n");
-  EXPECT_NE(out.find("| 1 | sao | 1000 | 70.0 | 0.800 | 0.070 | 0.500 | 70.0 (1000) | 0.800 | 40.0 |"), std::string::npos)
+            "run,iteration,best_iteration,img_s,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid,"
+            "best_fid,best_is,best_kid,best_class_acc,best_precision,best_recall,best_density,best_coverage,best_ifid\n"
+            "ham_nmf,1500,1000,20.0,clf-1,90.0000,,,0.7000,0.0900,0.5000,1.0000,0.2500,180.0000,"
+            "80.0000,,,0.6000,0.0800,0.5000,1.0000,0.2500,160.0000\n"
+            "sao,1000,1000,40.0,clf-1,70.0000,,,0.8000,0.0700,0.5000,1.0000,0.2500,140.0000,"
+            "70.0000,,,0.8000,0.0700,0.5000,1.0000,0.2500,140.0000\n");
+  EXPECT_NE(out.find("| rank | run | iteration | fid | class_acc | precision | recall | density | coverage | ifid | best fid "
+                     "(iteration) | img/s |"),
+            std::string::npos)
       << out;
-  EXPECT_NE(out.find("| 2 | ham_nmf | 1500 | 90.0 | 0.700 | 0.090 | 0.500 | 80.0 (1000) | 0.600 | 20.0 |"),
+  EXPECT_NE(out.find("| 1 | sao | 1000 | 70.0 | 0.8 | 0.07 | 0.5 | 1 | 0.25 | 140 | 70.0 (1000) | 40.0 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| 2 | ham_nmf | 1500 | 90.0 | 0.7 | 0.09 | 0.5 | 1 | 0.25 | 180 | 80.0 (1000) | 20.0 |"),
             std::string::npos)
       << out;
   const torch::Tensor img = to_tensor(decode_image(root + "/cmp.png"));
-  ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 880, 800}));
-  for (int64_t panel : {0, 1})
+  ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 7 * 440, 800}));
+  for (int64_t panel = 0; panel < 7; ++panel)
     for (size_t k : {0, 1})
       EXPECT_GT(count_colour(img, panel * 440, panel * 440 + 440, metrics::plot_palette()[k]), 50)
           << "panel " << panel << " series " << k;
 }
 
-// Runs without class accuracy (Inception) get one panel; img/s is empty without a log.
+// Runs without class accuracy (Inception) get no class_acc panel; img/s is empty without a log.
 TEST(CompareRuns, InceptionRunsWithoutLog) {
   const std::string root = fresh("inception");
   const std::string a = make_run(root + "/a", {{{100, 50, std::nan("")}}}, "", {});
@@ -91,11 +99,14 @@ TEST(CompareRuns, InceptionRunsWithoutLog) {
   const std::string b = make_run(root + "/b", {{{100, 40, std::nan("")}}, {{200, 30, std::nan("")}}}, "", {5});
   test::run_cli(cli::compare, "compare", {"--run", a, "--run", b, "--out", root + "/cmp"});
   EXPECT_EQ(read(root + "/cmp.csv"),
-            "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,"
-            "density,coverage,ifid\n"
-            "a,100,50.0000,,100,50.0000,,,inception,0.0500,0.5000,1.0000,0.2500,100.0000\n"
-            "b,200,30.0000,,200,30.0000,,5.0,inception,0.0300,0.5000,1.0000,0.2500,60.0000\n");
-  EXPECT_EQ(to_tensor(decode_image(root + "/cmp.png")).sizes(), (std::vector<int64_t>{3, 440, 800}));
+            "run,iteration,best_iteration,img_s,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid,"
+            "best_fid,best_is,best_kid,best_class_acc,best_precision,best_recall,best_density,best_coverage,best_ifid\n"
+            "a,100,100,,inception,50.0000,,,,0.0500,0.5000,1.0000,0.2500,100.0000,"
+            "50.0000,,,,0.0500,0.5000,1.0000,0.2500,100.0000\n"
+            "b,200,200,5.0,inception,30.0000,,,,0.0300,0.5000,1.0000,0.2500,60.0000,"
+            "30.0000,,,,0.0300,0.5000,1.0000,0.2500,60.0000\n");
+  // fid, precision, recall, density, coverage, ifid
+  EXPECT_EQ(to_tensor(decode_image(root + "/cmp.png")).sizes(), (std::vector<int64_t>{3, 6 * 440, 800}));
 }
 
 // Errors name the run and what was expected; nothing is written when the input is bad.
@@ -106,7 +117,7 @@ TEST(CompareRuns, ErrorsNameTheRun) {
   fs::create_directories(root + "/empty");
   std::string e = test::error_of([&] { eval::summarize_runs({a, root + "/empty"}); });
   EXPECT_NE(e.find(root + "/empty"), std::string::npos) << e;
-  EXPECT_NE(e.find("no fid.csv"), std::string::npos) << e;
+  EXPECT_NE(e.find("no scores.csv"), std::string::npos) << e;
   EXPECT_NE(e.find("hamgan fid --run"), std::string::npos) << e;
   e = test::error_of([&] { eval::summarize_runs({a, c}); });
   EXPECT_NE(e.find("clf-2"), std::string::npos) << e;

@@ -10,7 +10,8 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
+#include "metrics/metric.h"
 #include "gan/cli/commands.h"
 #include "support/cli.h"
 #include "support/errors.h"
@@ -68,7 +69,7 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"{}", {"generator.chh=3"}, {"command-line override", "'generator.chh'", "unknown key"}},
       {"{}", {"generator.ch"}, {"command-line override 'generator.ch'", "key.sub=value"}},
       {"model: {resolution: 32}", {"model.resolution.x=1"}, {"'model.resolution'", "is a value, not a mapping"}},
-      // Issue 13.5: configs that used to run silently with every default.
+      // Configs that would otherwise run silently with every default.
       {"", {}, {"bad.yaml", "empty", "expected a YAML mapping"}},
       {"---\n# nothing\n", {}, {"bad.yaml", "empty"}},
       {", model", {}, {"bad.yaml", "expected a YAML mapping"}},
@@ -106,14 +107,9 @@ TEST(Config, ShippedConfigsLoad) {
 }
 
 // Every shipped preset resolves (bases, keys, ranges, context options) to exactly the config
-// it resolved to before presets inherited (issue 20): tests/fixtures/presets_resolved/NAME.yaml
-// is `hamgan info -c configs/NAME.yaml` of the pre-`base:` tree (fmnist32_ham_nmf.yaml, then
-// identical to fmnist32_hamgan.yaml, was dropped). Each fixture has its preset and vice versa.
-// Deliberate changes since (issue 25): ema_standing_batches' default 200 -> 16 everywhere; the
-// ImageNet presets' BigGAN schedule (ema_start 20000, grids and checkpoints every 2000, log
-// every 100); the new imagenet128_cpu_smoke; the scoring-while-training keys (issue 22);
-// train.reuse_fake (issue 19); the quickstart at ch 12 with reuse_fake on every CPU (issue 19:
-// the ch 16 recipe took 17 min on the AVX-512 BF16 AMD EPYCs).
+// recorded for it: tests/fixtures/presets_resolved/NAME.yaml is `hamgan info -c configs/NAME.yaml`
+// with every key resolved, so a change to a default, a base or a preset shows up here and its
+// fixture is updated on purpose. Each fixture has its preset and vice versa.
 TEST(Config, EveryPresetResolvesAsBefore) {
   namespace fs = std::filesystem;
   std::set<std::string> presets, fixtures;
@@ -273,7 +269,7 @@ TEST(Config, HamburgerConfigsLoad) {
   EXPECT_DOUBLE_EQ(h.train.d_lr, 4e-4);
 }
 
-// Issue 13.5: an empty file, a directory, or a file of junk given to -c is an error that names
+// An empty file, a directory, or a file of junk given to -c is an error that names
 // it, never a run with the built-in defaults.
 TEST(Config, UnusableConfigFilesAreNamed) {
   const auto dir = std::filesystem::temp_directory_path() / "hamgan_config_files";
@@ -314,12 +310,12 @@ TEST(Config, InfoGetPrintsOneResolvedValue) {
   EXPECT_NE(e.find("--get 'train.nope': no such config key"), std::string::npos) << e;
 }
 
-// Issue 21.2: every word-valued key is an enum read through its word table, so a bool or a text
-// no longer assigns to it (`cfg.train.amp = true;` compiled and became "\x01"), and each word
-// reads back as itself.
+// Every word-valued key is an enum read through its word table, so a bool or a text does not
+// assign to it (`cfg.train.amp = true;` would compile and become "\x01" in a string), and each
+// word reads back as itself.
 static_assert(!std::is_assignable_v<AmpMode&, bool> && !std::is_assignable_v<AmpMode&, const char*>);
 static_assert(!std::is_assignable_v<DeviceChoice&, const char*> && !std::is_assignable_v<DataFormat&, const char*>);
-static_assert(!std::is_assignable_v<BestMetric&, const char*> && !std::is_assignable_v<GanLoss&, bool>);
+static_assert(!std::is_assignable_v<GanLoss&, bool>);
 TEST(Config, WordKeysReadEveryWordOfTheirTable) {
   const auto check = [](const std::string& section, const std::string& key, const auto& words, const auto& field) {
     for (const auto& [value, word] : words) {
@@ -333,7 +329,10 @@ TEST(Config, WordKeysReadEveryWordOfTheirTable) {
   check("train", "device", kDeviceWords, [](const Config& c) { return c.train.device; });
   check("train", "loss", kLossWords, [](const Config& c) { return c.train.loss; });
   check("train", "lr_decay", kLrDecayWords, [](const Config& c) { return c.train.lr_decay; });
-  check("train", "best_metric", kBestMetricWords, [](const Config& c) { return c.train.best_metric; });
+  // train.best_metric: a name of the metric registry's table columns (metrics/registry.cpp).
+  Words<std::string> metric_words;
+  for (const auto& name : metrics::table_metric_names()) metric_words.push_back({name, name});
+  check("train", "best_metric", metric_words, [](const Config& c) { return c.train.best_metric; });
   check("data", "format", kDataFormatWords, [](const Config& c) { return c.data.format; });
   check("model", "init", kInitWords, [](const Config& c) { return c.model.init; });
 }

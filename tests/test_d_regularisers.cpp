@@ -1,4 +1,4 @@
-// D's regularisers of issue 23: DiffAugment (gan/train/diff_augment.h) and LeCam
+// D's regularisers against overfitting: DiffAugment (gan/train/diff_augment.h) and LeCam
 // (gan/train/lecam.h), and the diagnosis `hamgan dgap` (gan/eval/d_gap.h), against the loop-by-loop float64 oracle (tests/oracle/d_regularisers.py),
 // gradcheck in double through every transform, the draws' ranges, the config key, and a
 // training run with both on that resumes bit for bit.
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/data/tensor_dataset.h"
 #include "gan/eval/d_gap.h"
 #include "gan/train/diff_augment.h"

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/train/distributed.h"
 #include "support/oracle.h"
@@ -169,9 +169,8 @@ TEST(Distributed, EnvironmentIsValidated) {
 
 int main(int argc, char** argv) { return hamgan::test::test_main(argc, argv, "HAMGAN_DIST_WORKER", worker); }
 
-// Issue 21.1: `--nproc 2` with train.device auto on a one-GPU machine put both ranks on cuda:0
-// (NCCL: "Duplicate GPU detected"). One rank per GPU now, more ranks than GPUs a clear error;
-// the GPU count is injected, so this runs without one.
+// One rank per GPU (two ranks on one GPU would fail in NCCL with "Duplicate GPU detected"),
+// more ranks than GPUs a clear error; the GPU count is injected, so this runs without one.
 TEST(Distributed, EachRankGetsItsOwnGpuOrAClearError) {
   EXPECT_EQ(train_device("cuda", 0, 2), torch::Device(torch::kCUDA, 0));
   EXPECT_EQ(train_device("auto", 1, 2), torch::Device(torch::kCUDA, 1));

@@ -1,5 +1,5 @@
-// FID over a run's checkpoints: fid.csv reading/appending (skip scored rows, clear errors), the
-// fid.png line plot, and `hamgan fid --run` scoring only new checkpoints. Inception weights: random,
+// FID over a run's checkpoints: scores.csv reading/appending (skip scored rows, clear errors), the
+// scores.png line plot, and `hamgan fid --run` scoring only new checkpoints. Inception weights: random,
 // written by tests/oracle/fid_run.py.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "gan/cli/commands.h"
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "gan/eval/score_run.h"
 #include "io/decode.h"
 #include "io/image.h"
@@ -51,7 +51,7 @@ std::string real_dir() {
 }
 
 double printed_fid(const std::string& out) {
-  const auto at = out.find("FID ");
+  const auto at = ("\n" + out).find("\nfid ");
   EXPECT_NE(at, std::string::npos) << out;
   return at == std::string::npos ? NAN : std::stod(out.substr(at + 4));
 }
@@ -78,34 +78,34 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 
 }  // namespace
 
-TEST(FidCsv, AppendReadSkipAndErrors) {
+TEST(ScoreTable, AppendReadSkipAndErrors) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
-  const std::string p = dir + "/fid.csv";
-  EXPECT_TRUE(eval::read_fid_csv(p).empty());
-  eval::append_fid_row(p, {100, 12.5, 2.25, NAN, 10, 1.5, NAN, ""});
-  eval::append_fid_row(p, {200, 10.25, 2.5, 0.125, 10, 1.75, NAN, ""});
+  const std::string p = eval::scores_csv(dir);
+  EXPECT_TRUE(eval::read_run_scores(dir).empty());
+  eval::append_run_score(dir, {100, 10, 1.5, "", {{"fid", 12.5}, {"is", 2.25}}});
+  eval::append_run_score(dir, {200, 10, 1.75, "", {{"fid", 10.25}, {"is", 2.5}, {"kid", 0.125}}});
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n100,12.5,2.25,,10,1.5,,inception,,,,,\n"
-                      "200,10.25,2.5,0.125,10,1.75,,inception,,,,,\n");
-  const auto rows = eval::read_fid_csv(p);
+  EXPECT_EQ(ss.str(), "iteration,n,seconds,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid\n"
+                      "100,10,1.5,inception,12.5,2.25,,,,,,,\n200,10,1.75,inception,10.25,2.5,0.125,,,,,,\n");
+  const auto rows = eval::read_run_scores(dir);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].iteration, 200);
-  EXPECT_DOUBLE_EQ(rows[1].fid, 10.25);
-  EXPECT_TRUE(std::isnan(rows[0].kid));
+  EXPECT_DOUBLE_EQ(rows[1].value("fid"), 10.25);
+  EXPECT_TRUE(std::isnan(rows[0].value("kid")));
   EXPECT_EQ(eval::scored_iterations(rows), (std::set<int64_t>{100, 200}));
-  std::ofstream(p, std::ios::app) << "300,abc,1,1,10,1,,inception,,,,,\n";
-  const std::string e = test::error_of([&] { eval::read_fid_csv(p); });
+  std::ofstream(p, std::ios::app) << "300,10,1,inception,abc,1,1,,,,,,\n";
+  const std::string e = test::error_of([&] { eval::read_score_table(p); });
   EXPECT_NE(e.find(p + ":4"), std::string::npos) << e;
   EXPECT_NE(e.find("'fid'"), std::string::npos) << e;
   std::ofstream(dir + "/short.csv") << "iteration,fid,is,kid,n,seconds\n1,2,3\n";
-  const std::string e2 = test::error_of([&] { eval::read_fid_csv(dir + "/short.csv"); });
+  const std::string e2 = test::error_of([&] { eval::read_score_table(dir + "/short.csv"); });
   EXPECT_NE(e2.find("short.csv:2"), std::string::npos) << e2;
   EXPECT_NE(e2.find("expected 6"), std::string::npos) << e2;
   std::ofstream(dir + "/head.csv") << "it,fid\n";
-  EXPECT_NE(test::error_of([&] { eval::read_fid_csv(dir + "/head.csv"); }).find("head.csv:1: header"),
+  EXPECT_NE(test::error_of([&] { eval::read_score_table(dir + "/head.csv"); }).find("head.csv:1: header"),
             std::string::npos);
 }
 
@@ -146,7 +146,7 @@ TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   EXPECT_EQ(ticks, (std::vector<double>{1000, 2000, 3000, 4000, 5000}));
 }
 
-// fid --run: two checkpoints -> two rows; again -> none; a third -> one more; fid.png redrawn.
+// fid --run: two checkpoints -> two rows; again -> none; a third -> one more; scores.png redrawn.
 TEST(FidRun, ScoresOnlyNewCheckpoints) {
   const std::string run = fresh("run");
   const std::string yaml = test::tiny_checkpoint_yaml();
@@ -155,27 +155,28 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   const std::vector<std::string> args = {"--real", real_dir(), "--run", run, "--count", "2", "--inception", weights(),
                                          "--threads", "2"};
   EXPECT_NE(fid_cli(args).find("scored 2 checkpoints"), std::string::npos);
-  auto rows = eval::read_fid_csv(run + "/fid.csv");
+  auto rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].iteration, 10);
   EXPECT_EQ(rows[1].iteration, 20);
   for (const auto& r : rows) {
-    EXPECT_TRUE(std::isfinite(r.fid) && r.fid > 0);
-    EXPECT_TRUE(std::isfinite(r.is) && r.is >= 1 - 1e-9);  // exp(KL) >= 1
-    EXPECT_TRUE(std::isfinite(r.kid)) << "--real is a directory: KID is computed";
+    EXPECT_TRUE(std::isfinite(r.value("fid")) && r.value("fid") > 0);
+    EXPECT_TRUE(std::isfinite(r.value("is")) && r.value("is") >= 1 - 1e-9);  // exp(KL) >= 1
+    EXPECT_TRUE(std::isfinite(r.value("kid"))) << "--real is a directory: KID is computed";
     EXPECT_EQ(r.n, 2);
   }
-  EXPECT_EQ(to_tensor(decode_image(run + "/fid.png")).sizes(), (std::vector<int64_t>{3, 400, 640}));
+  // One 400-pixel panel per metric with a value: fid, is, kid.
+  EXPECT_EQ(to_tensor(decode_image(eval::scores_png(run))).sizes(), (std::vector<int64_t>{3, 3 * 400, 640}));
   EXPECT_NE(fid_cli(args).find("scored 0 checkpoints"), std::string::npos);
-  EXPECT_EQ(eval::read_fid_csv(run + "/fid.csv").size(), 2u);
+  EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
   EXPECT_NE(fid_cli(args).find("scored 1 checkpoints"), std::string::npos);
-  rows = eval::read_fid_csv(run + "/fid.csv");
+  rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].iteration, 30);
 }
 
-// Issue 13.6: a damaged checkpoint in the middle (and as the newest) is skipped with a
+// A damaged checkpoint in the middle (and as the newest) is skipped with a
 // warning naming it; the others are scored, and the command fails at the end, listing it.
 TEST(FidRun, DamagedCheckpointIsSkippedTheRestScoredThenAnError) {
   const std::string run = fresh("run_damaged");
@@ -195,7 +196,7 @@ TEST(FidRun, DamagedCheckpointIsSkippedTheRestScoredThenAnError) {
     EXPECT_NE(e.find(checkpoint_path(ck, it)), std::string::npos) << e;
     EXPECT_NE(log.find("warning: skipping " + checkpoint_path(ck, it)), std::string::npos) << log;
   }
-  const auto rows = eval::read_fid_csv(run + "/fid.csv");
+  const auto rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].iteration, 10);
   EXPECT_EQ(rows[1].iteration, 30);

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "layers/context/cd.h"

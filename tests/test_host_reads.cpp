@@ -1,4 +1,4 @@
-// Issue 21: the training step never waits for the device. On a GPU a read of a tensor's value
+// The training step never waits for the device. On a GPU a read of a tensor's value
 // on the host (item(), if (t), nonzero, linalg_solve's error check, BatchNorm's cumulative
 // average) blocks until every queued kernel is done; one per step stalls the pipeline. The
 // probe counts the operators every such read goes through, ours and LibTorch's, on CPU runs
@@ -7,7 +7,7 @@
 // them: they are no-ops there).
 #include <gtest/gtest.h>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/distributed.h"
 #include "gan/train/stop_policy.h"
 #include "gan/train/trainer.h"
@@ -20,7 +20,8 @@ using namespace hamgan;
 namespace {
 
 // The probe must see the reads LibTorch makes inside its own operators, or a zero proves
-// nothing: each of these is one the step used to make (issue 21, items 3).
+// nothing: each of these is one a step can reach (BatchNorm's
+// num_batches_tracked, linalg_solve's error check).
 TEST(HostReadProbe, SeesReadsInsideLibTorch) {
   {
     test::HostReadProbe p;
@@ -99,7 +100,7 @@ TEST_P(StepHostReads, NoneInTheTrainingStep) {
 INSTANTIATE_TEST_SUITE_P(Registry, StepHostReads, ::testing::ValuesIn(module_names()),
                          [](const auto& info) { return info.param; });
 
-// D's regularisers (issue 23): the augmentation's draws are copies to the device, LeCam's
+// D's regularisers: the augmentation's draws are copies to the device, LeCam's
 // anchors stay on it; neither may read.
 TEST(StepHostReads, NoneWithDiffAugmentAndLeCam) {
   const Config cfg = test::tiny("train.diffaug=color,translation,cutout train.lecam_weight=0.3");

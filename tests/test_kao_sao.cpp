@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/mac_counter.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "layers/context/bare_operator.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "support/oracle.h"

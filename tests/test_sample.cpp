@@ -131,9 +131,9 @@ TEST(Sampler, SameImagesForAnyBatchSize) {
   EXPECT_TRUE(warn.str().empty()) << warn.str();
 }
 
-// Issue 21.6: a Hamburger with random initial D drew it from the device's RNG at every
-// forward, so its samples depended on the batch layout (and the device). D of image (class, k)
-// now comes from the seed: the same images for any batch size, and again on a second run.
+// A Hamburger with random initial D draws it per image from the seed, not from the device's RNG
+// at every forward (which would tie its samples to the batch layout and the device): the same
+// images for any batch size, and again on a second run.
 TEST(Sampler, HamburgerSamplesDependOnNeitherBatchNorRun) {
   const std::string ck = test::fresh_dir("test_sample", "ham") + ".pt";
   test::write_tiny_checkpoint(ck, 10, true, 1,
@@ -213,7 +213,7 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
   EXPECT_NE(e.find("not empty"), std::string::npos) << e;
   EXPECT_NE(e.find("--overwrite"), std::string::npos) << e;
   ASSERT_EQ(run_cli({"sample", "--checkpoint", checkpoint(), "--count", "3", "--out", out, "--overwrite"}), 0);
-  // --overwrite replaces the earlier sample (issue 24: "wrote 3" must mean the folder holds those
+  // --overwrite replaces the earlier sample ("wrote 3" must mean the folder holds those
   // 3, not 7 from two runs): 000..002/000000.png only.
   EXPECT_EQ(list_images(out).size(), 3u);
   const std::string bad = test::error_of([&] { run_cli({"sample", "--checkpoint", checkpoint(), "--classes", "3", "-n", "1", "--out", out + "x"}); });

@@ -1,6 +1,6 @@
 // What a score is asked for is done, or refused at start-up naming the flag or config key that
 // asked; never skipped without a word. Also what the scores may compare: a reference of the
-// GAN's classes and channels, one sample count per fid.csv; every eval point of a run gets its
+// GAN's classes and channels, one sample count per scores.csv; every eval point of a run gets its
 // row (after a killed or failed score, and over a stale row); and precision/recall/density/
 // coverage over duplicated images say why they are 0.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "gan/eval/train_scorer.h"
 #include "io/png.h"
 #include "metrics/classifier.h"
@@ -102,19 +102,19 @@ void train_with(const Config& cfg, const std::string& dir, EvalHook hook) {
 
 std::vector<int64_t> iterations_of(const std::string& dir) {
   std::vector<int64_t> out;
-  for (const auto& r : eval::read_fid_csv(dir + "/fid.csv")) out.push_back(r.iteration);
+  for (const auto& r : eval::read_run_scores(dir)) out.push_back(r.iteration);
   return out;
 }
 
 }  // namespace
 
-// `hamgan fid`: each of these used to be skipped (or noted) and exit 0, or to fail only after
-// the checkpoint and the reference were read. The checks come first: none of the files below
-// needs to exist.
+// `hamgan fid`: a request it cannot honour is an error at start-up, never skipped (or noted)
+// with exit 0, nor found only after the checkpoint and the reference were read. The checks come
+// first: none of the files below needs to exist.
 TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
   const std::string dir = real3();
   expect_names(fid_error({"--real", "ref.npz", "--checkpoint", "ck.pt", "--metrics", "fid,pr"}),
-               {"--metrics pr", "--real ref.npz", "statistics"});
+               {"--metrics precision", "--real ref.npz", "statistics"});
   expect_names(fid_error({"--real", "ref.npz", "--fake", dir, "--metrics", "kid"}), {"--metrics kid", "--real ref.npz"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "is", "--features", "clf.pt"}),
                {"--metrics is", "--features", "class accuracy"});
@@ -122,7 +122,7 @@ TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
   expect_names(fid_error({"--real", dir, "--run", fresh("no_run"), "--metrics", "fid,cas"}), {"--metrics cas"});
   expect_names(fid_error({"--real", "ref.npz", "--checkpoint", "ck.pt", "--real-n", "5"}), {"--real-n 5", "ref.npz"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--real-n", "5"}), {"--real-n 5", "--fake"});
-  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", ""}), {"--metrics ''", "no metric"});
+  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", ""}), {"--metrics ''", "no word"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "fid,,kid"}), {"--metrics 'fid,,kid'", "empty"});
   const std::string flat = noise_folder("flat", 0, 3, 1);
   expect_names(fid_error({"--real", flat, "--checkpoint", "ck.pt", "--metrics", "ifid"}),
@@ -132,15 +132,16 @@ TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
 // train.eval_*: the same checks before training starts, naming the config key (not a flag that
 // was never passed).
 TEST(TrainRequests, EveryKeyThatCannotBeHonouredFailsAtStartUp) {
-  std::string e = scorer_error(scorer_keys("train.eval_metrics=bogus"));
-  expect_names(e, {"train.eval_metrics 'bogus'", "unknown metric 'bogus'"});
+  // An unknown metric: refused when the config is read (the registry's names).
+  std::string e = test::error_of([] { test::tiny(scorer_keys("train.eval_metrics=bogus")); });
+  expect_names(e, {"key 'train.eval_metrics'", "unknown word 'bogus'", "fid, is, kid"});
   EXPECT_EQ(e.find("--metrics"), std::string::npos) << e;
-  expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,cas")), {"train.eval_metrics cas", "fid.csv"});
+  expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,cas")), {"train.eval_metrics cas", "scores.csv"});
   expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,is")), {"train.eval_metrics is", "train.eval_features"});
   // An .npz reference has no features for precision: asking for it and ranking by it is an
   // error, not a run that never computes precision and never keeps a best checkpoint.
   e = scorer_error("train.eval_every=2 train.eval_real=ref.npz train.eval_metrics=fid,pr train.best_metric=precision");
-  expect_names(e, {"train.eval_metrics pr", "train.eval_real ref.npz"});
+  expect_names(e, {"train.eval_metrics precision", "train.eval_real ref.npz"});
   const std::string flat = noise_folder("flat_real", 0, 6, 1);
   expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,ifid train.eval_real=" + flat)),
                {"train.eval_metrics ifid", "train.eval_real " + flat});
@@ -165,17 +166,17 @@ TEST(TrainRequests, AReferenceOrClassifierOfOtherClassesOrChannelsIsRefused) {
 TEST(TrainRequests, AnotherSampleCountThanTheTablesIsRefused) {
   const std::string dir = fresh("eval_n");
   fs::create_directories(dir + "/checkpoints");
-  eval::FidRow r;
-  r.iteration = 10, r.fid = 5, r.n = 50, r.seconds = 1;
+  eval::ScoreRow r;
+  r.iteration = 10, r.values["fid"] = 5, r.n = 50, r.seconds = 1;
   r.net = metrics::ClassifierExtractor(clf3(), torch::kCPU).identity();
-  eval::append_fid_row(dir + "/fid.csv", r);
+  eval::append_run_score(dir, r);
   const Config cfg = test::tiny(scorer_keys());
   expect_names(test::error_of([&] { eval::make_train_scorer(cfg, dir); }),
-               {"fid.csv", "iteration 10", "50 samples", "train.eval_n asks for 6", "train.eval_n 50"});
+               {"scores.csv", "iteration 10", "50 samples", "train.eval_n asks for 6", "train.eval_n 50"});
   test::write_tiny_checkpoint(checkpoint_path(dir + "/checkpoints", 20), 20, true, 1, test::tiny_checkpoint_yaml());
   expect_names(fid_error({"--real", real3(), "--run", dir, "-n", "6", "--features", clf3(), "--threads", "1"}),
                {"50 samples", "-n asks for 6"});
-  EXPECT_EQ(eval::read_fid_csv(dir + "/fid.csv").size(), 1u);
+  EXPECT_EQ(eval::read_run_scores(dir).size(), 1u);
 }
 
 // A score killed (no row) or failed (an error) leaves checkpoint 2 unscored; the resumed run
@@ -205,22 +206,22 @@ TEST(TrainScorer, ACheckpointLeftUnscoredIsScoredOnResume) {
 TEST(TrainScorer, ARowOlderThanItsCheckpointIsReplaced) {
   const std::string dir = fresh("stale");
   fs::create_directories(dir);
-  eval::FidRow stale;
-  stale.iteration = 2, stale.fid = 12345, stale.n = 6, stale.seconds = 1;
+  eval::ScoreRow stale;
+  stale.iteration = 2, stale.values["fid"] = 12345, stale.n = 6, stale.seconds = 1;
   stale.net = metrics::ClassifierExtractor(clf3(), torch::kCPU).identity();
-  eval::append_fid_row(dir + "/fid.csv", stale);
+  eval::append_run_score(dir, stale);
   const Config cfg = test::tiny(scorer_keys("train.iterations=2"));
   train_with(cfg, dir, eval::make_train_scorer(cfg, dir));
-  auto rows = eval::read_fid_csv(dir + "/fid.csv");
+  auto rows = eval::read_run_scores(dir);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].iteration, 2);
-  EXPECT_NE(rows[0].fid, 12345.0) << "the stale row was kept";
-  EXPECT_TRUE(std::isfinite(rows[0].fid));
-  const double scored = rows[0].fid;
+  EXPECT_NE(rows[0].value("fid"), 12345.0) << "the stale row was kept";
+  EXPECT_TRUE(std::isfinite(rows[0].value("fid")));
+  const double scored = rows[0].value("fid");
   train_with(cfg, dir, eval::make_train_scorer(cfg, dir));  // finished: only the end's score, already there
-  rows = eval::read_fid_csv(dir + "/fid.csv");
+  rows = eval::read_run_scores(dir);
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].fid, scored);
+  EXPECT_EQ(rows[0].value("fid"), scored);
 }
 
 // Ten copies of one image: every k-NN radius is 0, so the four numbers are 0 by definition; the

@@ -8,7 +8,7 @@
 
 #include "support/errors.h"
 #include "core/error.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "layers/context/stt_dense.h"

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/generator.h"
 #include "gan/train/distributed.h"
 #include "layers/cond_bn.h"

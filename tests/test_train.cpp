@@ -174,7 +174,7 @@ TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   EXPECT_EQ(r.iteration, 2);
   const CheckpointData stopped = load_checkpoint(checkpoint_path(dir + "/checkpoints", 2));
   EXPECT_EQ(stopped.iteration, 2);
-  // Answered within the step and the write (issue 25): standing statistics are left to the
+  // Answered within the step and the write: standing statistics are left to the
   // loader (flag 0, load_generator computes them), and no grid is drawn.
   EXPECT_EQ(stopped.ema_standing, 0);
   EXPECT_FALSE(fs::exists(dir + "/samples/samples_000000002.png"));
@@ -185,12 +185,12 @@ TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   EXPECT_EQ(run(tiny(), dir).history.size(), 4u);
 }
 
-// ---- Issue 13: defects found by probing ----
+// ---- Run directory locking, divergence, EMA warm-up, standing statistics ----
 
 
 
 
-// 13.3: a second process on the same --out fails at once, naming the holder's PID; the run
+// A second process on the same --out fails at once, naming the holder's PID; the run
 // directory is left as it was.
 TEST(Train, RunDirectoryIsLockedAgainstASecondWriter) {
   const std::string dir = fresh_dir("locked");
@@ -212,7 +212,7 @@ TEST(Train, RunDirectoryIsLockedAgainstASecondWriter) {
 }
 
 
-// 13.6: divergence before any checkpoint does not claim that one is kept.
+// Divergence before any checkpoint does not claim that one is kept.
 TEST(Stop, NanBeforeAnyCheckpointSaysNoneWasWritten) {
   const std::string dir = fresh_dir("nan_first");
   const std::string m = divergence_error(dir, 1);
@@ -223,7 +223,7 @@ TEST(Stop, NanBeforeAnyCheckpointSaysNoneWasWritten) {
   EXPECT_TRUE(list_checkpoints(dir + "/checkpoints").empty());
 }
 
-// 13.7: the EMA warm-up, d_n = min(decay, 0.5^(1 / (rampup n))) with n the updates so far,
+// The EMA warm-up, d_n = min(decay, 0.5^(1 / (rampup n))) with n the updates so far,
 // against values computed by hand; and the update uses it.
 TEST(Ema, RampUpBoundsTheHalfLifeByTheUpdatesSoFar) {
   torch::nn::Linear src(1, 1), dst(1, 1);
@@ -304,7 +304,7 @@ TEST(LrSchedule, ZeroScaleFreezesTheWeightsAndTheLogShowsTheRates) {
                         load_models(checkpoint_path(b + "/checkpoints", 6)).g));
 }
 
-// 13.7: standing statistics equal the BN statistics averaged by hand: each batch's statistics
+// Standing statistics equal the BN statistics averaged by hand: each batch's statistics
 // read from a BN with momentum 1 (running = that batch's), then the plain mean over batches.
 TEST(StandingStats, EqualTheHandAveragedBatchStatistics) {
   const Config cfg = tiny();
@@ -362,7 +362,7 @@ TEST(StandingStats, EqualTheHandAveragedBatchStatistics) {
   }
 }
 
-// 13.7: the trainer stores standing statistics with the EMA G (flagged), sampling a checkpoint
+// The trainer stores standing statistics with the EMA G (flagged), sampling a checkpoint
 // uses them as stored, and an older checkpoint without them gets them at load.
 TEST(StandingStats, StoredWithCheckpointsAndAppliedToOlderOnes) {
   const Config cfg = tiny("train.ema_standing_batches=5");

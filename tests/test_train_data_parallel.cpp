@@ -10,7 +10,7 @@
 #include <functional>
 #include <filesystem>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/distributed.h"
 #include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"

@@ -81,8 +81,8 @@ pid_t find_process(const std::vector<std::string>& entries) {
 
 }  // namespace
 
-// Issue 24.8: a rank killed with kill -9 left the other with Gloo's "Connection reset by peer"
-// alone. The survivor now says that a rank is gone and which checkpoint is kept.
+// A rank killed with kill -9: the survivor says that a rank is gone and which checkpoint is
+// kept, not only Gloo's "Connection reset by peer".
 TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
   const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_kill";
   fs::remove_all(dir);

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "gan/eval/train_scorer.h"
 #include "gan/train/train_hooks.h"
 #include "io/png.h"
@@ -101,7 +101,7 @@ Trained train_run(const Config& cfg, const std::string& name, bool scorer, std::
   hooks.history = &r.history;
   EXPECT_EQ(train(cfg, opt, test::synthetic(cfg), hooks).iteration, 4) << sink.str();
   if (scorer) {
-    EXPECT_EQ(eval::read_fid_csv(dir + "/fid.csv").size(), 2u) << sink.str();
+    EXPECT_EQ(eval::read_run_scores(dir).size(), 2u) << sink.str();
   }
   r.last = test::load_models(dir + "/checkpoints/ckpt_000000004.pt");
   return r;
@@ -120,7 +120,7 @@ void expect_same_training(const Trained& a, const Trained& b) {
 
 // The same run with and without train.eval_every: the same losses at every iteration and the
 // same final weights. The score at iteration 2 loads a checkpoint between the iterations that
-// draw NMF bases; it used to take its generator's initial weights from training's stream.
+// draw NMF bases; building its generator must not take initial weights from training's stream.
 TEST(TrainScorerRng, ScoringWhileTrainingDoesNotChangeTraining) {
   const Trained plain = train_run(ham_config("cpu", false), "plain", false);
   const Trained scored = train_run(ham_config("cpu", true), "scored", true);

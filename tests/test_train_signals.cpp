@@ -1,4 +1,4 @@
-// SIGTERM and SIGINT to the real `hamgan train` (issue 4, checkpoints and resume): the run
+// SIGTERM and SIGINT to the real `hamgan train` (checkpoints and resume): the run
 // finishes its step, writes a checkpoint, says so and exits 0; a second run resumes from
 // that iteration. Each child is bounded in time and killed if the test fails.
 #include <gtest/gtest.h>
@@ -132,7 +132,7 @@ TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
   EXPECT_NE(out3.find("(iteration " + std::to_string(it2) + ")"), std::string::npos) << out3;
 }
 
-// Issue 13: kill -9 at random moments of a run that checkpoints every iteration (so kills land
+// kill -9 at random moments of a run that checkpoints every iteration (so kills land
 // inside checkpoint writes too). After each kill every checkpoint left loads (CRCs checked),
 // and the next start resumes from the newest one and goes past it. A second `train` on the
 // same --out while one runs fails at once, naming the holder's PID.

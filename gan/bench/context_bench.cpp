@@ -269,7 +269,7 @@ void run_context_bench(const ContextBenchOptions& o) {
                   tr.ok ? "" : ("  train error: " + tr.error).c_str());
       std::fflush(stdout);
     }
-  // A table with error rows is not a benchmark result (issue 24: exit 0 after an allocation error).
+  // A table with error rows is not a benchmark result: an allocation error fails the command.
   if (failed) fail("bench context: ", failed, " of ", cases, " cases failed (the rows above say why)");
 }
 

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "core/phase_progress.h"
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
 #include "gan/models/standing_stats.h"
 #include "io/atomic_file.h"
 #include "io/torch_file.h"
@@ -42,7 +42,7 @@ int64_t read_count(torch::serialize::InputArchive& ar, const std::string& key) {
 // The stored config decides how large the models built from it are, and they are built before
 // any stored shape is compared (load_module): an edited config (generator.ch 2000) would
 // allocate gigabytes, or fail inside LibTorch naming nothing. Every block of G and D holds two
-// 3x3 convolutions (in -> out, out -> out; gan/models/arch.h), which the file holds as weights
+// 3x3 convolutions (in -> out, out -> out; gan/config/arch.h), which the file holds as weights
 // of at least 2 bytes (they are fp32): a config whose convolutions alone outweigh the file does
 // not belong to it. This lower bound leaves out everything else (linear layers, attention, EMA
 // G, Adam's moments), so it never refuses a checkpoint hamgan wrote.
@@ -114,7 +114,7 @@ void save_checkpoint(const std::string& path, const CheckpointWrite& c) {
   ar.save_to(bytes);
   io::write_file_atomically(path, bytes.str());
   // Written whole and fsync'ed under a temporary name, then renamed: good as written. Pruning
-  // need not read it back (a 128 px model's checkpoint is ~1 GB, issue 25); a file changed
+  // need not read it back (a 128 px model's checkpoint is ~1 GB); a file changed
   // since has another size or mtime and is verified again.
   verified_files()[path] = {file_stamp(path), c.iteration};
 }
@@ -313,7 +313,7 @@ std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* 
 namespace {
 
 // A file that cannot be opened (permissions, I/O) is not a damaged file: skipping it would let
-// an older checkpoint resume and the next save overwrite it (issue 24).
+// an older checkpoint resume and the next save overwrite it.
 void check_readable(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f)

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/data/dataset.h"
 #include "gan/models/generator.h"
 

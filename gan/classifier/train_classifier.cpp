@@ -182,7 +182,7 @@ ClassifierTrainResult train_classifier(std::shared_ptr<Dataset> train, std::shar
       adam.step();
       loss_sum += loss.item<double>();
       ++losses;
-      // A diverged classifier would be written and then score every run as NaN (issue 24).
+      // A diverged classifier would be written and then score every run as NaN.
       if (!std::isfinite(loss_sum))
         fail("classifier train: the loss became ", loss_sum, " in epoch ", e + 1, " (step ", step + 1,
              "); nothing written. Lower --lr (now ", opt.lr, ")");

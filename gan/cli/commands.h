@@ -11,7 +11,7 @@
 #define CXXOPTS_VECTOR_DELIMITER '\0'
 #include <cxxopts.hpp>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 namespace hamgan::sample {
 struct SamplerOptions;
@@ -62,6 +62,9 @@ int dgap(int argc, char** argv);        // hamgan dgap --run DIR (gan/eval/d_gap
 // The sampling options `sample` and `fid --checkpoint/--run` share (gan/cli/sample.cpp):
 // --checkpoint --seed --truncation --no-ema; sampler_options also reads --batch and --device.
 void add_sample_options(cxxopts::Options& o);
+// The generator a command reads, as `sample` does: --checkpoint --no-ema --standing-batches.
+void add_generator_options(cxxopts::Options& o);
+int export_cmd(int argc, char** argv);  // hamgan export (gan/cli/export.cpp)
 sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r);
 
 }  // namespace hamgan::cli

@@ -1,11 +1,14 @@
 // hamgan compare --run DIR --run DIR ... --out PREFIX
 // Scored runs side by side: PREFIX.png (FID and class accuracy against iteration, one line per
 // run), PREFIX.csv (last and best scores, median img/s) and a ranking table on stdout.
+// hamgan compare --seeds DIR [--out PREFIX] [--from IT]: runs DIR/<name>_s<seed> grouped by name,
+// mean +- sd over seeds and Welch's t (gan/eval/seed_table.h); PREFIX.md and PREFIX.svg.
 #include <iostream>
 
 #include "core/error.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/compare_runs.h"
+#include "gan/eval/seed_table.h"
 
 namespace hamgan::cli {
 
@@ -14,10 +17,21 @@ int compare(int argc, char** argv) {
                         "Scored runs (hamgan fid --run) side by side: one figure, one table, a ranking");
   opts.add_options()("run", "a run directory with fid.csv (repeat, up to 10)",
                      cxxopts::value<std::vector<std::string>>())(
-      "out", "writes OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair)", cxxopts::value<std::string>());
+      "out", "writes OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair)", cxxopts::value<std::string>())(
+      "seeds", "instead of --run: every DIR/<name>_s<seed>/fid.csv, grouped by name (mean +- sd over seeds, "
+      "Welch's t); --out writes OUT.md and OUT.svg", cxxopts::value<std::string>())(
+      "from", "with --seeds: the figure's first iteration", cxxopts::value<int64_t>()->default_value("0"));
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
+  if (r.count("seeds")) {
+    if (r.count("run")) fail("compare: --seeds DIR and --run DIR are two forms; give one of them");
+    eval::compare_seeds(r["seeds"].as<std::string>(),
+                        r.count("out") ? eval::compare_prefix(r["out"].as<std::string>()) : "", r["from"].as<int64_t>(),
+                        std::cout);
+    return 0;
+  }
+  if (r.count("from")) fail("compare: --from applies to --seeds only");
   if (!r.count("run")) fail("compare: expected --run DIR (one per run to compare)");
   if (!r.count("out")) fail("compare: expected --out PREFIX (writes PREFIX.png and PREFIX.csv)");
   const auto dirs = r["run"].as<std::vector<std::string>>();

@@ -1,7 +1,7 @@
 // hamgan fid stats (--images DIR | --data SRC [--format F]) --out ref.npz [-n N]
 // hamgan fid --real ref.npz|DIR|SRC --fake DIR [--metrics L | --all]
 // hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--metrics L | --all]   (samples, no files written)
-// hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (fid.csv + fid.png)
+// hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (scores.csv + scores.png)
 // What each form does: gan/eval/fid_job.h.
 #include "core/device.h"
 #include "gan/cli/commands.h"
@@ -33,6 +33,13 @@ void add_common(cxxopts::Options& o) {
   add_workers_option(o);
   add_format_option(o, "--data / --real");
   add_device_option(o);
+}
+
+// --metrics's help, from the registry: each metric's name and what it is.
+std::string metrics_help() {
+  std::string h = "comma list of train.eval_metrics's names (fid always):";
+  for (const auto& e : metrics::metric_registry()) h += " " + e.name + " (" + e.help + ");";
+  return h + " kid, precision, recall, density, coverage and ifid need --real to be images or a data source (not an .npz)";
 }
 
 std::string text(const cxxopts::ParseResult& r, const std::string& key) {
@@ -79,15 +86,14 @@ int fid(int argc, char** argv) {
   o.add_options()("real", "reference .npz (pytorch-fid format) or image directory", cxxopts::value<std::string>())(
       "fake", "image directory to score: DIR/<class number>/<image> as `hamgan sample` writes it, or flat "
               "(hidden entries skipped)", cxxopts::value<std::string>())(
-      "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/fid.csv",
+      "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/scores.csv (or an earlier DIR/fid.csv)",
       cxxopts::value<std::string>())(
       "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
-      "metrics", "comma list of fid, is, kid, pr (precision/recall, k 3), dc (density/coverage, k 5), ifid (intra-class FID); "
-                 "all but fid and is need --real to be images or a data source (not an .npz)",
+      "metrics", metrics_help(),
       cxxopts::value<std::string>()->default_value("fid"))(
-      "all", "every metric that the feature network and --real allow (of fid,is,kid,pr,dc,ifid); a metric named in "
+      "all", "every metric that the feature network and --real allow (all but cas); a metric named in "
              "--metrics that cannot be computed is an error");
   add_sample_options(o);
   const auto parsed = parse_or_help(o, argc, argv);
@@ -97,7 +103,7 @@ int fid(int argc, char** argv) {
   j.real = text(r, "real"), j.fake = text(r, "fake"), j.checkpoint = text(r, "checkpoint"), j.run = text(r, "run");
   j.real_n = r["real-n"].as<int64_t>();
   if (r.count("all") && r.count("metrics")) fail("--all and --metrics: give one of them");
-  j.metrics = r.count("all") ? eval::every_metric() : eval::parse_metrics(r["metrics"].as<std::string>(), "--metrics");
+  j.metrics = r.count("all") ? metrics::every_table_metric() : eval::parse_metrics(r["metrics"].as<std::string>(), "--metrics");
   j.all_metrics = r.count("all") > 0;
   j.quantize = r.count("no-quantize") == 0;
   if (!j.checkpoint.empty() || !j.run.empty()) j.sampler = sampler_options(r);

@@ -1,5 +1,5 @@
 // `hamgan info`: the resolved config, then per-layer tables of G and D (output shape for
-// batch 1 and parameters) and the totals.
+// batch 1 and parameters) and the totals; `--json`: the machine facts for scripts instead.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -7,6 +7,7 @@
 #include "core/compat.h"
 #include "core/error.h"
 #include "gan/cli/commands.h"
+#include "gan/cli/machine_facts.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
@@ -45,11 +46,19 @@ int info(int argc, char** argv) {
   cxxopts::Options opts("hamgan info", "Print the resolved config and the model tables");
   add_config_options(opts, "configs/imagenet128_sagan.yaml");
   opts.add_options()("get", "print only this resolved config value (e.g. data.path) and exit",
-                     cxxopts::value<std::string>());
+                     cxxopts::value<std::string>())(
+      "json", "print only this build's and machine's facts as one JSON object (no config read; keys in "
+      "docs/user-guide.md \"Machine facts\") and exit");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
+  if (r.count("json")) {  // for scripts: gan/cli/machine_facts.h
+    if (r.count("config") || r.count("overrides") || r.count("get"))
+      fail("--json prints the machine's facts and reads no config: drop --config, --get and the overrides");
+    std::cout << machine_facts_json();
+    return 0;
+  }
   const Config cfg = config_from(r);
   if (r.count("get")) {
     const std::string key = r["get"].as<std::string>();

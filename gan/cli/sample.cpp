@@ -23,13 +23,18 @@ namespace hamgan::cli {
 
 namespace fs = std::filesystem;
 
-void add_sample_options(cxxopts::Options& o) {
-  add_seed_option(o, "latent seed: image k of class c always gets the same z");
+void add_generator_options(cxxopts::Options& o) {
   o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
-      "truncation", "redraw latent entries with |z| > T (0 = none, else >= 0.01)", cxxopts::value<double>()->default_value("0"))(
-      "no-ema", "sample with G instead of the EMA generator")(
+      "no-ema", "use G instead of the EMA generator")(
       "standing-batches", "re-estimate the EMA generator's BN standing statistics over N batches (0: the checkpoint's)",
       cxxopts::value<int64_t>()->default_value("0"));
+}
+
+void add_sample_options(cxxopts::Options& o) {
+  add_seed_option(o, "latent seed: image k of class c always gets the same z");
+  add_generator_options(o);
+  o.add_options()("truncation", "redraw latent entries with |z| > T (0 = none, else >= 0.01)",
+                  cxxopts::value<double>()->default_value("0"));
 }
 
 sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
@@ -130,7 +135,7 @@ int sample_cmd(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     std::cout << "wrote " << items.size() << " images of " << classes.size() << " classes to " << out << " ("
               << (s.uses_ema() ? "EMA G" : "G") << ", iteration " << ck.iteration << ")\n";
-    // The run's class names (synsets) beside the numbered class directories (issue 25).
+    // The run's class names (synsets) beside the numbered class directories.
     if (!names.empty()) {
       std::ifstream in(names);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

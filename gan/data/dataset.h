@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 namespace hamgan {
 

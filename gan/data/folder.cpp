@@ -25,7 +25,7 @@ class Folder : public Dataset {
     std::sort(classes.begin(), classes.end());
     if (classes.empty())
       fail("data.path '", root, "': no class directories (expected an ImageFolder tree)");
-    // ImageNet's 1000 directories take a while on a cold disk: progress once it is slow (issue 25).
+    // ImageNet's 1000 directories take a while on a cold disk: progress once it is slow.
     PhaseProgress progress(PhaseProgress::to_stderr, "scanning " + root,
                            static_cast<int64_t>(classes.size()), "class directories");
     for (const auto& cdir : classes) {

@@ -175,7 +175,7 @@ Batch Loader::next() {
   if (r.error) std::rethrow_exception(r.error);
   std::lock_guard<std::mutex> lock(m.mu);
   m.skipped += r.skipped;
-  // Mostly undecodable data would train on the few images left, with only warnings (issue 24).
+  // Mostly undecodable data would train on the few images left, with only warnings.
   const int64_t good = m.consumed * m.opt.batch_size, tried = good + m.skipped;
   if (tried >= 64 && m.skipped * 2 > tried)
     fail("loader: ", m.skipped, " of the first ", tried, " images read could not be decoded (",

@@ -31,8 +31,8 @@ class Packed : public Dataset {
     if (h_.data_checksum == 0)
       fail(file, ": incomplete (no data checksum; was `hamgan prepare` interrupted?)");
     verify();
-    // One line for all of them, with their exact count (issue 25: a warning per image, repeated
-    // by every rank between progress lines, and a count that disagreed with it).
+    // One line for all of them, with their exact count: a warning per image would be repeated
+    // by every rank between progress lines.
     int64_t undecodable = 0;
     for (int64_t i = 0; i < h_.count; ++i) undecodable += label(i) == kLabelUndecodable;
     if (undecodable > 0)

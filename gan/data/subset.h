@@ -1,4 +1,4 @@
-// Which n of a data source's images a statistic uses (issue 25): never the first n in path
+// Which n of a data source's images a statistic uses: never the first n in path
 // order, which in an ImageNet-style folder is 2 of 10 classes. With every label known the
 // subset is class-balanced: classes take turns (in class order), each giving its next image of a
 // seeded shuffle, so class counts differ by at most one where every class has enough images.

@@ -11,13 +11,14 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 #include "gan/train/metrics_plot.h"
 #include "io/atomic_file.h"
 #include "io/output_path.h"
 #include "io/png.h"
 #include "metrics/feature_net.h"
 #include "metrics/line_plot.h"
+#include "metrics/metric.h"
 
 namespace hamgan::eval {
 
@@ -46,20 +47,20 @@ bool better_fid(double a, double b) {
   return std::isfinite(a) && a < b;
 }
 
-std::vector<FidRow> scored_rows(const std::string& dir) {
-  const std::string csv = (fs::path(dir) / "fid.csv").string();
-  if (!fs::is_regular_file(csv)) fail("--run ", dir, ": no fid.csv (score the run first: hamgan fid --run ", dir, ")");
-  auto rows = read_fid_csv(csv);
+std::vector<ScoreRow> scored_rows(const std::string& dir) {
+  const std::string csv = run_score_table(dir);
+  if (!fs::is_regular_file(csv)) fail("--run ", dir, ": no scores.csv (score the run first: hamgan fid --run ", dir, ")");
+  auto rows = read_score_table(csv);
   if (rows.empty()) fail(csv, ": no scored checkpoints");
-  std::stable_sort(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) { return a.iteration < b.iteration; });
+  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
   // Two rows of one checkpoint (a stale row, a hand edit, two scorers): which one is its score
   // cannot be told, and either could silently become the best.
   for (size_t i = 1; i < rows.size(); ++i)
     if (rows[i].iteration == rows[i - 1].iteration) {
       size_t k = i + 1;
       while (k < rows.size() && rows[k].iteration == rows[i].iteration) ++k;
-      fail(csv, ": iteration ", rows[i].iteration, " has ", k - i + 1, " rows (FID ", fmt(rows[i - 1].fid, "%.4f"),
-           " and ", fmt(rows[i].fid, "%.4f"), "); expected one row per scored checkpoint (remove the stale row)");
+      fail(csv, ": iteration ", rows[i].iteration, " has ", k - i + 1, " rows (FID ", fmt(rows[i - 1].value("fid"), "%.4f"),
+           " and ", fmt(rows[i].value("fid"), "%.4f"), "); expected one row per scored checkpoint (remove the stale row)");
     }
   return rows;
 }
@@ -93,22 +94,24 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
     const auto rows = scored_rows(dir);
     std::set<std::string> nets;
     for (const auto& r : rows) nets.insert(r.net);
-    if (nets.size() > 1) fail(dir, "/fid.csv: rows scored in more than one feature network");
+    if (nets.size() > 1) fail(run_score_table(dir), ": rows scored in more than one feature network");
     s.features = rows[0].net;
     if (!out.empty() && s.features != out[0].features)
       fail("compare: ", dir, " was scored in the features of ", metrics::describe_feature_net(s.features), ", ",
            run_dirs[0], " in those of ", metrics::describe_feature_net(out[0].features),
            "; FIDs of different feature networks do not compare (score both with the same network)");
-    const FidRow& last = rows.back();
-    s.iteration = last.iteration, s.fid = last.fid, s.class_acc = last.class_acc;
-    s.precision = last.precision, s.recall = last.recall, s.density = last.density, s.coverage = last.coverage;
-    s.ifid = last.ifid;
+    const ScoreRow& last = rows.back();
+    s.iteration = last.iteration, s.fid = last.value("fid"), s.class_acc = last.value("class_acc");
+    s.precision = last.value("precision"), s.recall = last.value("recall"), s.density = last.value("density");
+    s.coverage = last.value("coverage"), s.ifid = last.value("ifid");
     for (const auto& r : rows)
-      if (!std::isfinite(r.fid)) s.nan_iterations.push_back(r.iteration);
-    const auto best = std::min_element(rows.begin(), rows.end(),
-                                       [](const FidRow& a, const FidRow& b) { return better_fid(a.fid, b.fid); });
-    if (std::isfinite(best->fid))
-      s.best_iteration = best->iteration, s.best_fid = best->fid, s.best_class_acc = best->class_acc;
+      if (!std::isfinite(r.value("fid"))) s.nan_iterations.push_back(r.iteration);
+    const auto best = std::min_element(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) {
+      return better_fid(a.value("fid"), b.value("fid"));
+    });
+    if (std::isfinite(best->value("fid")))
+      s.best_iteration = best->iteration, s.best_fid = best->value("fid"), s.best_class_acc = best->value("class_acc"),
+      s.at_best = best->values;
     else
       s.best_iteration = -1, s.best_fid = kNaN, s.best_class_acc = kNaN;
     s.img_s = median_img_s(dir);
@@ -120,55 +123,69 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
 void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_path) {
   const auto runs = summarize_runs(run_dirs);  // validates
   std::set<int64_t> its;
-  std::vector<std::map<int64_t, FidRow>> by_run;
+  std::vector<std::map<int64_t, ScoreRow>> by_run;
   for (const auto& dir : run_dirs) {
-    std::map<int64_t, FidRow> m;
+    std::map<int64_t, ScoreRow> m;
     for (const auto& r : scored_rows(dir)) m[r.iteration] = r, its.insert(r.iteration);
     by_run.push_back(m);
   }
   // One x axis for all runs; a run without a score at some iteration has NaN there (skipped).
   const std::vector<double> xs(its.begin(), its.end());
-  std::vector<metrics::Series> fid, acc;
-  bool all_acc = true;
+  // One panel per metric that every drawn run has at its last checkpoint; fid always.
+  std::vector<size_t> drawn;
   for (size_t k = 0; k < runs.size(); ++k) {
-    metrics::Series f{runs[k].name, {}}, a{runs[k].name, {}};
-    for (double x : xs) {
-      const auto it = by_run[k].find(static_cast<int64_t>(x));
-      f.ys.push_back(it == by_run[k].end() ? kNaN : it->second.fid);
-      a.ys.push_back(it == by_run[k].end() ? kNaN : it->second.class_acc);
-    }
     // A run without one finite FID has no line to draw (ranking_table names it); left out of
-    // both panels, so each run keeps one colour.
-    if (std::none_of(f.ys.begin(), f.ys.end(), [](double y) { return std::isfinite(y); })) continue;
-    all_acc = all_acc && std::isfinite(runs[k].class_acc);
-    fid.push_back(f), acc.push_back(a);
+    // every panel, so each run keeps one colour.
+    bool any = false;
+    for (const auto& [it, r] : by_run[k]) any = any || std::isfinite(r.value("fid"));
+    if (any) drawn.push_back(k);
   }
-  if (fid.empty()) fail("compare: no run has a finite FID; nothing to draw or rank");
+  if (drawn.empty()) fail("compare: no run has a finite FID; nothing to draw or rank");
   metrics::PlotStyle st;
   st.width = 800, st.height = 440;
-  st.y_label = runs[0].features.empty() ? "FID" : "FID (DOMAIN FEATURES)";
-  std::vector<torch::Tensor> panels = {metrics::line_plot(xs, fid, st)};
-  if (all_acc) {
-    st.y_label = "CLASS ACCURACY";
-    panels.push_back(metrics::line_plot(xs, acc, st));
+  std::vector<torch::Tensor> panels;
+  for (const auto& name : metrics::table_metric_names()) {
+    bool all = true;
+    for (size_t k : drawn) all = all && std::isfinite(runs[k].last.count(name) ? runs[k].last.at(name) : kNaN);
+    if (name != "fid" && !all) continue;
+    std::vector<metrics::Series> series;
+    for (size_t k : drawn) {
+      metrics::Series f{runs[k].name, {}};
+      for (double x : xs) {
+        const auto it = by_run[k].find(static_cast<int64_t>(x));
+        f.ys.push_back(it == by_run[k].end() ? kNaN : it->second.value(name));
+      }
+      series.push_back(f);
+    }
+    st.y_label = name;
+    std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
+    if (name == "fid" && !runs[0].features.empty()) st.y_label += " (DOMAIN FEATURES)";
+    panels.push_back(metrics::line_plot(xs, series, st));
   }
   write_png(png_path, metrics::stack_panels(panels));
 }
 
 namespace {
-const char* const kSummaryHeader =
+// The headers of earlier comparisons: such a file may be replaced too.
+const char* const kSummaryHeaderV2 =
     "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features,precision,recall,density,"
     "coverage,ifid";
-// The header before the precision .. ifid columns: such a file is an earlier comparison too.
 const char* const kSummaryHeaderV1 = "run,iteration,fid,class_acc,best_iteration,best_fid,best_class_acc,img_s,features";
 
 const io::OutputKind& compare_table() {
   static const io::OutputKind k =
-      io::text_output("the output of an earlier `hamgan compare`", {kSummaryHeader, kSummaryHeaderV1});
+      io::text_output("the output of an earlier `hamgan compare`", {run_summary_header(), kSummaryHeaderV2, kSummaryHeaderV1});
   return k;
 }
 
 }  // namespace
+
+std::string run_summary_header() {
+  std::string h = "run,iteration,best_iteration,img_s,features";
+  for (const auto& m : metrics::table_metric_names()) h += "," + m;
+  for (const auto& m : metrics::table_metric_names()) h += ",best_" + m;
+  return h;
+}
 
 std::string compare_prefix(const std::string& out) {
   std::string prefix = out;
@@ -194,31 +211,47 @@ void check_compare_outputs(const std::string& prefix) {
 
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path) {
   io::check_output_path(csv_path, compare_table());
+  const auto value = [](const std::map<std::string, double>& m, const std::string& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? kNaN : it->second;
+  };
   std::ostringstream o;
-  o << kSummaryHeader << "\n";
-  for (const auto& r : runs)
-    o << r.name << "," << r.iteration << "," << fmt(r.fid, "%.4f") << "," << fmt(r.class_acc, "%.4f") << ","
-      << (r.best_iteration >= 0 ? std::to_string(r.best_iteration) : "") << "," << fmt(r.best_fid, "%.4f") << ","
-      << fmt(r.best_class_acc, "%.4f") << ","
-      << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features) << ","
-      << fmt(r.precision, "%.4f") << "," << fmt(r.recall, "%.4f") << "," << fmt(r.density, "%.4f") << ","
-      << fmt(r.coverage, "%.4f") << "," << fmt(r.ifid, "%.4f") << "\n";
+  o << run_summary_header() << "\n";
+  for (const auto& r : runs) {
+    o << r.name << "," << r.iteration << "," << (r.best_iteration >= 0 ? std::to_string(r.best_iteration) : "") << ","
+      << fmt(r.img_s, "%.1f") << "," << (r.features.empty() ? "inception" : r.features);
+    for (const auto& m : metrics::table_metric_names()) o << "," << fmt(value(r.last, m), "%.4f");
+    for (const auto& m : metrics::table_metric_names()) o << "," << fmt(value(r.at_best, m), "%.4f");
+    o << "\n";
+  }
   io::write_file_atomically(csv_path, o.str());
 }
 
 std::string ranking_table(std::vector<RunSummary> runs) {
   std::stable_sort(runs.begin(), runs.end(),
                    [](const RunSummary& a, const RunSummary& b) { return better_fid(a.fid, b.fid); });
+  std::vector<std::string> shown;  // fid, then every other metric some run has
+  for (const auto& m : metrics::table_metric_names())
+    for (const auto& r : runs)
+      if (m == "fid" || (r.last.count(m) && std::isfinite(r.last.at(m)))) {
+        shown.push_back(m);
+        break;
+      }
   std::ostringstream o;
-  o << "| rank | run | iteration | FID | class acc | precision | recall | best FID (iteration) | class acc there | img/s |\n"
-    << "|---|---|---|---|---|---|---|---|---|---|\n";
+  o << "| rank | run | iteration |";
+  for (const auto& m : shown) o << " " << m << " |";
+  o << " best fid (iteration) | img/s |\n|---|---|---|";
+  for (size_t i = 0; i < shown.size(); ++i) o << "---|";
+  o << "---|---|\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " | "
-      << (std::isfinite(r.fid) ? fmt(r.fid, "%.1f") : "nan") << " | " << fmt(r.class_acc, "%.3f") << " | "
-      << fmt(r.precision, "%.3f") << " | " << fmt(r.recall, "%.3f") << " | "
-      << (r.best_iteration >= 0 ? fmt(r.best_fid, "%.1f") + " (" + std::to_string(r.best_iteration) + ")" : "none")
-      << " | " << fmt(r.best_class_acc, "%.3f") << " | " << fmt(r.img_s, "%.1f") << " |\n";
+    o << "| " << i + 1 << " | " << r.name << " | " << r.iteration << " |";
+    for (const auto& m : shown) {
+      const double v = r.last.count(m) ? r.last.at(m) : kNaN;
+      o << " " << (m == "fid" ? (std::isfinite(v) ? fmt(v, "%.1f") : "nan") : fmt(v, "%.4g")) << " |";
+    }
+    o << " " << (r.best_iteration >= 0 ? fmt(r.best_fid, "%.1f") + " (" + std::to_string(r.best_iteration) + ")" : "none")
+      << " | " << fmt(r.img_s, "%.1f") << " |\n";
   }
   // A failed score is said, not only ranked: the run may be fine at other checkpoints.
   for (const auto& r : runs)

@@ -1,9 +1,11 @@
 // `hamgan compare`: several scored runs side by side (e.g. one per context module, trained with
-// the same config and seed). Reads each DIR/fid.csv (written by `hamgan fid --run`) and
-// DIR/metrics.jsonl, and writes one figure (FID, and class accuracy when scored with
-// --features, against iteration, one line per run) and one table.
+// the same config and seed). Reads each run's score table (gan/eval/score_table.h, written by
+// `hamgan fid --run` or while training) and DIR/metrics.jsonl, and writes one figure (a panel
+// per metric of the registry that every run has, against iteration, one line per run) and one
+// table (a column per metric), both built from the registry (metrics/registry.cpp).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,9 @@ struct RunSummary {
   std::string features;        // the feature network of every row ("inception" or a classifier)
   // At the last scored checkpoint, NaN where not scored (fid --metrics pr,dc,ifid).
   double precision = 0, recall = 0, density = 0, coverage = 0, ifid = 0;
+  // Every table metric by name (metrics::table_metric_names()), at the last scored checkpoint and
+  // at the best-FID one; absent where not scored.
+  std::map<std::string, double> last, at_best;
 };
 
 // One summary per run, in the order given. Errors (hamgan::Error) name the run: no fid.csv or
@@ -36,11 +41,12 @@ std::string compare_prefix(const std::string& out);
 // or an earlier comparison's (a PNG beside a compare table; never a run's fid.csv / fid.png,
 // or any other file), and their folder exists. Nothing is written.
 void check_compare_outputs(const std::string& prefix);
-// CSV of the summaries (header run,iteration,fid,class_acc,best_iteration,best_fid,
-// best_class_acc,img_s,features,precision,recall,density,coverage,ifid), written atomically;
-// a value not computed (or not finite) is an empty field.
+// CSV of the summaries (header run,iteration,best_iteration,img_s,features, then each table
+// metric at the last checkpoint, then best_<metric> at the best-FID one), written atomically; a
+// value not computed (or not finite) is an empty field.
+std::string run_summary_header();
 void write_run_summaries(const std::vector<RunSummary>& runs, const std::string& csv_path);
-// A Markdown table ranked by final FID (lowest first; a run whose final FID is not finite
+// A Markdown table (a column per metric any run has) ranked by final FID (lowest first; a run whose final FID is not finite
 // last, shown as nan), then a note per run with non-finite FIDs naming their iterations.
 std::string ranking_table(std::vector<RunSummary> runs);
 

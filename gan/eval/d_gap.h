@@ -1,4 +1,4 @@
-// D's outputs on images it trained on, on images it never saw, and on G's (issue 23): when D
+// D's outputs on images it trained on, on images it never saw, and on G's: when D
 // memorises its training set, mean D(x) on the training split climbs away from mean D(x) on
 // held-out images (the diagnosis of Karras et al. 2020, "Training GANs with limited data",
 // Fig. 1b). `hamgan dgap --run DIR` writes one row per checkpoint to DIR/d_gap.csv.

@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/data/sources.h"
 #include "gan/data/subset.h"
 #include "gan/data/test_split.h"
@@ -20,6 +20,7 @@
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
+#include "gan/eval/score_table.h"
 #include "gan/sample/plan.h"
 #include "io/decode.h"
 #include "io/output_path.h"
@@ -40,7 +41,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Negative counts are errors, not "use the default" (issue 13).
+// Negative counts are errors, not "use the default".
 }  // namespace
 
 void check_fid_job(const FidJob& j) {
@@ -70,10 +71,10 @@ MetricScope metric_scope(const FidJob& j) {
   s.real_is_stats = is_npz(j.real);
   s.classifier = !j.features.empty();
   if (!j.fake.empty())
-    s.no_cas_why = "the classification accuracy score trains a classifier on a checkpoint's samples under their "
+    s.no_samples_why = "the classification accuracy score trains a classifier on a checkpoint's samples under their "
                    "classes; --fake images are not drawn here. Use --checkpoint";
   else if (!j.run.empty())
-    s.no_cas_why = "it trains a classifier per checkpoint (minutes each) and has no fid.csv column; score one "
+    s.no_samples_why = "it trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score one "
                    "checkpoint with --checkpoint";
   return s;
 }
@@ -88,7 +89,7 @@ void check_fid_request(const FidJob& j) {
     fail("--real-n ", j.real_n, ": --real ", j.real, " holds statistics of images already counted (",
          "`fid stats -n` chose them); there are no real images to choose. Give --real as images or a data source, or "
          "drop --real-n");
-  if (j.metrics.ifid && !j.all_metrics) {
+  if (j.metrics.has("ifid") && !j.all_metrics) {
     if (image_dir_without_classes(j.real, j.format))
       fail("--metrics ifid: intra-class FID compares each class's real and fake images, and --real ", j.real,
            " has no class directories; give a data source or a folder with one directory per class, or drop ifid");
@@ -132,11 +133,11 @@ namespace {
 double report_class_accuracy(const metrics::Features& f, const metrics::FeatureNet& net, const std::string& what) {
   if (net.n_classes() == 0) return std::nan("");
   if (!f.labels.defined()) {
-    std::cout << "class accuracy: none (" << what << " has no class subdirectories)\n";
+    std::cout << "class_acc: none (" << what << " has no class subdirectories)\n";
     return std::nan("");
   }
   const auto a = metrics::class_accuracy(f.logits, f.labels, what);
-  std::cout << "class accuracy " << metrics::format_class_accuracy(a) << "\n";
+  std::cout << "class_acc " << metrics::format_class_accuracy(a) << "\n";
   return a.overall;
 }
 
@@ -208,29 +209,39 @@ ReferenceOptions reference_options(const FidJob& j, int64_t n, const Config* cfg
 namespace {
 
 // The classification accuracy score of the checkpoint's samples, tested on the real data's test
-// split (or, for a source without one, on all of it), next to a real-trained classifier's.
-void print_cas(const FidJob& j, const CheckpointData& ck, const sample::Sampler& s, int64_t n,
-               const metrics::FeatureNet& net) {
-  DataConfig dc;
-  dc.path = j.real;
-  dc.format = resolve_format(j.format, j.real);
-  const int64_t res = ck.config.model.resolution, ch = ck.config.model.image_channels;
-  std::shared_ptr<Dataset> test = open_test_split(dc, res, ch);
-  const std::string split = test ? "test split" : "images";
-  if (!test) test = open_dataset(dc, res, ch);
-  ClassifierTrainOptions opt;
-  opt.workers = j.workers;
-  const CasResult c = classification_accuracy_score(s, n, test, opt, std::cerr);
-  std::cout << "classification accuracy score " << std::setprecision(4) << c.accuracy << " (a classifier trained on "
-            << c.n_train << " samples, tested on the " << c.n_test << " real " << split << " of " << j.real << ")\n";
-  if (const auto* clf = dynamic_cast<const metrics::ClassifierExtractor*>(&net))
-    std::cout << "trained on real images: " << clf->info().test_accuracy << " (the --features classifier, "
-              << clf->info().data << ")\n";
-  else
-    std::cout << "trained on real images: see `hamgan classifier train --data " << j.real << "`\n";
+// split (or, for a source without one, on all of it), next to a real-trained classifier's: the
+// registry's cas (metrics/registry.cpp), which only a checkpoint's samples can give.
+std::function<metrics::MetricValue()> cas_of(const FidJob& j, const CheckpointData& ck, const sample::Sampler& s,
+                                             int64_t n, const metrics::FeatureNet& net) {
+  return [&j, &ck, &s, n, &net] {
+    DataConfig dc;
+    dc.path = j.real;
+    dc.format = resolve_format(j.format, j.real);
+    const int64_t res = ck.config.model.resolution, ch = ck.config.model.image_channels;
+    std::shared_ptr<Dataset> test = open_test_split(dc, res, ch);
+    const std::string split = test ? "test split" : "images";
+    if (!test) test = open_dataset(dc, res, ch);
+    ClassifierTrainOptions opt;
+    opt.workers = j.workers;
+    const CasResult c = classification_accuracy_score(s, n, test, opt, std::cerr);
+    metrics::MetricValue v;
+    v.value = c.accuracy;
+    std::ostringstream o;
+    o << std::setprecision(4) << c.accuracy << " (a classifier trained on " << c.n_train << " samples, tested on the "
+      << c.n_test << " real " << split << " of " << j.real << ")";
+    v.shown = o.str();
+    std::ostringstream real;
+    if (const auto* clf = dynamic_cast<const metrics::ClassifierExtractor*>(&net))
+      real << "cas of a classifier trained on real images: " << clf->info().test_accuracy
+           << " (the --features classifier, " << clf->info().data << ")";
+    else
+      real << "cas of a classifier trained on real images: see `hamgan classifier train --data " << j.real << "`";
+    v.notes.push_back(real.str());
+    return v;
+  };
 }
 
-// --checkpoint (one score, printed) or --run (every unscored checkpoint, into fid.csv/fid.png).
+// --checkpoint (one score, printed) or --run (every unscored checkpoint, into scores.csv/scores.png).
 void fid_of_samples(const FidJob& j) {
   const bool run = !j.run.empty();
   if (j.n > kMaxFidSamples)
@@ -240,7 +251,7 @@ void fid_of_samples(const FidJob& j) {
     if (run_checkpoints(j.run).empty()) fail("--run ", j.run, ": no checkpoints in its checkpoints/ directory");
     if (!j.features.empty()) check_run_net(j.run, make_feature_net(j)->identity());
     plot_run(j.run);
-    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << j.run << "/fid.csv\n";
+    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(j.run) << "\n";
     return;
   }
   // The config (Inception weights, resolution, fid_n) of the newest checkpoint that loads.
@@ -271,11 +282,12 @@ void fid_of_samples(const FidJob& j) {
     ro.sampler = j.sampler;
     ro.quantize = j.quantize;
     ro.metrics = j.metrics;
-    ro.metrics.is = ro.metrics.kid = true;  // a run's table always has IS (Inception) and KID where possible
+    for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
+    ro.metrics = possible_metrics(ro.metrics, metric_scope(j));
     std::vector<std::string> damaged;
     const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
-    std::cout << "scored " << rows.size() << " checkpoints; " << ro.run_dir << "/fid.csv, " << ro.run_dir
-              << "/fid.png\n";
+    std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(ro.run_dir) << ", " << scores_png(ro.run_dir)
+              << "\n";
     if (!damaged.empty()) {
       std::string list;
       for (const auto& d : damaged) list += "\n  " + d;
@@ -284,14 +296,13 @@ void fid_of_samples(const FidJob& j) {
     return;
   }
   const sample::Sampler s(ck, j.sampler, std::cerr);
-  const Score sc = score_samples(s, n, *net, ref, j.metrics, j.quantize);
+  const Score sc = score_samples(s, n, *net, ref, j.metrics, j.quantize,
+                                 j.metrics.has("cas") ? cas_of(j, ck, s, n, *net) : nullptr);
   std::cerr << ck.path << ": " << sc.n << " samples drawn and through the feature network in " << std::fixed
             << std::setprecision(2) << sc.sample_seconds << " s (" << sc.n / sc.sample_seconds
             << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
   std::cout << std::setprecision(6);
-  print_score(sc, j.metrics, std::cout);
-  if (net->n_classes() > 0) std::cout << "class accuracy " << metrics::format_class_accuracy(sc.class_acc) << "\n";
-  if (j.metrics.cas) print_cas(j, ck, s, n, *net);
+  print_score(sc, std::cout);
 }
 
 }  // namespace
@@ -307,7 +318,7 @@ void fid_stats(const FidJob& j) {
   const auto net = make_feature_net(j);
   const bool domain = net->n_classes() > 0;
   metrics::Features f;
-  std::string described;  // which images: stored with the statistics (issue 25)
+  std::string described;  // which images: stored with the statistics
   if (!j.images.empty()) {
     f = features_of(j.images, *net, j, domain, &described);
   } else {
@@ -324,7 +335,7 @@ void fid_stats(const FidJob& j) {
   std::cout << "wrote " << j.out << " (" << f.pool.size(0) << " images, " << metrics::describe_feature_net(st.net)
             << ")\n";
   // The statistics are the result; class accuracy of the real images only informs (a folder
-  // with classes the classifier does not know still gets its statistics, issue 25).
+  // with classes the classifier does not know still gets its statistics).
   try {
     report_class_accuracy(f, *net, !j.images.empty() ? j.images : j.data);
   } catch (const Error& e) {
@@ -340,9 +351,9 @@ void fid_score(const FidJob& asked) {
   FidJob j = asked;
   if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
     j.metrics = possible_metrics(j.metrics, metric_scope(j));
-    if (j.metrics.ifid && (image_dir_without_classes(j.real, j.format) ||
-                           (!j.fake.empty() && fake_dir_without_classes(j.fake))))
-      j.metrics.ifid = false;
+    if (j.metrics.has("ifid") && (image_dir_without_classes(j.real, j.format) ||
+                                  (!j.fake.empty() && fake_dir_without_classes(j.fake))))
+      j.metrics.remove("ifid");
   }
   if (j.fake.empty()) return fid_of_samples(j);
   const auto net = make_feature_net(j);
@@ -353,8 +364,9 @@ void fid_score(const FidJob& asked) {
   const metrics::Features fake = fake_features(j.fake, images, *net, j, wants_logits(*net, j.metrics));
   const Score sc = score_features(fake, ref, *net, j.metrics);
   std::cout << std::setprecision(6);
-  print_score(sc, j.metrics, std::cout);
-  report_class_accuracy(fake, *net, j.fake);
+  print_score(sc, std::cout);
+  if (net->n_classes() > 0 && !fake.labels.defined())
+    std::cout << "class_acc: none (" << j.fake << " has no class subdirectories)\n";
 }
 
 }  // namespace hamgan::eval

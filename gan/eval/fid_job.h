@@ -2,7 +2,7 @@
 //   stats:  reference statistics (.npz) of an image directory or data source;
 //   --fake: FID (IS, KID with `all`) of an image directory against a reference;
 //   --checkpoint: of samples drawn on the fly; --run: of every unscored checkpoint of a run,
-//   into DIR/fid.csv and DIR/fid.png.
+//   into DIR/scores.csv and DIR/scores.png (gan/eval/score_table.h).
 // Feature network: `features` (a domain classifier, also class accuracy), else Inception
 // weights from `inception` > $HAMGAN_INCEPTION > eval.inception of `config` (else of the
 // checkpoint's stored config).
@@ -37,7 +37,7 @@ struct FidJob {
   int64_t channels = 0;  // 0: the classifier's, else 1 for fmnist, else 3
   int workers = 2;
   // Scores.
-  MetricSet metrics;       // beyond FID (--metrics, --all)
+  MetricSet metrics;       // registry names (--metrics, --all); fid always
   bool all_metrics = false;  // --all: every metric that this network and reference allow, not an error for the rest
   bool quantize = true;   // samples through 8 bit, as `hamgan sample` writes them
   sample::SamplerOptions sampler;

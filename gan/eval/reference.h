@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "metrics/extract.h"
 #include "metrics/statistics.h"
 

@@ -20,6 +20,7 @@
 #include "gan/eval/fid_job.h"
 #include "gan/eval/score_run.h"
 #include "gan/train/distributed.h"
+#include "gan/train/tensorboard_log.h"
 #include "io/dir_lock.h"
 
 namespace fs = std::filesystem;
@@ -27,21 +28,6 @@ namespace fs = std::filesystem;
 namespace hamgan::eval {
 
 namespace {
-
-// best_metric's value in a row (NaN when not computed) and whether lower is better.
-std::pair<double, bool> metric_of(const FidRow& r, BestMetric m) {
-  switch (m) {
-    case BestMetric::Fid: return {r.fid, true};
-    case BestMetric::Kid: return {r.kid, true};
-    case BestMetric::Ifid: return {r.ifid, true};
-    case BestMetric::ClassAcc: return {r.class_acc, false};
-    case BestMetric::Precision: return {r.precision, false};
-    case BestMetric::Recall: return {r.recall, false};
-    case BestMetric::Density: return {r.density, false};
-    case BestMetric::Coverage: return {r.coverage, false};
-  }
-  throw std::logic_error("metric_of: a BestMetric without a column");
-}
 
 // A file's identity: a checkpoint rewritten (written to a temporary, renamed over) is another.
 struct FileId {
@@ -67,15 +53,14 @@ bool same_file(const std::string& a, const std::string& b) {
   return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
 }
 
-// The metric set must compute best_metric; class accuracy needs a classifier.
-void check_best_metric(BestMetric m, const MetricSet& set, bool classifier) {
-  using B = BestMetric;
-  const bool ok = m == B::Fid || (m == B::Kid && set.kid) || (m == B::Ifid && set.ifid) ||
-                  (m == B::ClassAcc && classifier) || ((m == B::Precision || m == B::Recall) && set.pr) ||
-                  ((m == B::Density || m == B::Coverage) && set.dc);
+// The metric set must compute best_metric (an automatic one needs what it needs: class_acc a
+// classifier).
+void check_best_metric(const std::string& best, const MetricSet& set, bool classifier) {
+  const metrics::MetricEntry& e = metrics::metric_entry(best);
+  const bool ok = set.has(best) || (e.automatic && (!(e.needs & metrics::kClassifier) || classifier));
   if (!ok)
-    fail("train.best_metric ", word_of(m, kBestMetricWords), ": not computed by train.eval_metrics '",
-         metrics_text(set), "'", m == B::ClassAcc ? " (class accuracy needs train.eval_features, a domain classifier)" : "");
+    fail("train.best_metric ", best, ": not computed by train.eval_metrics '", set.text(), "'",
+         (e.needs & metrics::kClassifier) ? " (class_acc needs train.eval_features, a domain classifier)" : "");
 }
 
 class TrainScorer {
@@ -101,8 +86,9 @@ class TrainScorer {
     scope.real_key = real_key, scope.real = j.real;
     scope.real_is_stats = is_npz(j.real);
     scope.classifier = !j.features.empty();
-    scope.no_cas_why = "the classification accuracy score trains a classifier per checkpoint (minutes each) and has "
-                       "no fid.csv column; score a checkpoint with `hamgan fid --checkpoint CK --metrics cas`";
+    scope.features_key = "train.eval_features";
+    scope.no_samples_why = "trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score a "
+                           "checkpoint with `hamgan fid --checkpoint CK --metrics cas`";
     check_metrics_possible(j.metrics, scope);
     check_best_metric(tc.best_metric, j.metrics, scope.classifier);
     check_run_n(run_dir, tc.eval_n, "train.eval_n");
@@ -120,7 +106,7 @@ class TrainScorer {
     // already be of its kind.
     if (!tc.eval_real.empty() && !same_file(tc.eval_real, cfg.data.path))
       check_reference_fits(ref_, cfg.model.n_classes, cfg.model.image_channels, "train.eval_real");
-    if (j.metrics.ifid && !ref_.labels.defined())
+    if (j.metrics.has("ifid") && !ref_.labels.defined())
       fail("train.eval_metrics ifid: intra-class FID compares each class's real and fake images, and ", real_key, " ",
            j.real, " has no classes (a data source or a folder with one directory per class has them)");
     opt_.run_dir = run_dir;
@@ -137,10 +123,10 @@ class TrainScorer {
   }
 
   void operator()(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say) {
-    const std::string csv = (fs::path(opt_.run_dir) / "fid.csv").string();
+    const std::string csv = scores_csv(opt_.run_dir);
     if (!lock_) {  // from the first score on; a `fid --run` of this table now skips this score
       try {
-        lock_.emplace(opt_.run_dir, ".fid.lock");
+        lock_.emplace(opt_.run_dir, ".scores.lock");
       } catch (const Error& e) {
         if (say) say(std::string("eval at iteration ") + std::to_string(iteration) + " skipped: " + e.what());
         return;
@@ -149,7 +135,7 @@ class TrainScorer {
     const RngScope rng(opt_.sampler.device, kScoringSeed);
     if (!filled_gaps_) {  // once: eval points an earlier session wrote but never scored (killed, failed)
       filled_gaps_ = true;
-      const std::set<int64_t> scored = scored_iterations(read_fid_csv(csv));
+      const std::set<int64_t> scored = scored_iterations(read_run_scores(opt_.run_dir));
       for (const auto& [it, path] : run_checkpoints(opt_.run_dir)) {
         if (it >= iteration || !every(cfg_.train.eval_every, it) || scored.count(it)) continue;
         std::optional<CheckpointData> c;
@@ -162,14 +148,14 @@ class TrainScorer {
         score(*c, it, path, csv, say, " (left unscored by an earlier session)");
       }
     }
-    if (scored_iterations(read_fid_csv(csv)).count(iteration)) {
+    if (scored_iterations(read_run_scores(opt_.run_dir)).count(iteration)) {
       // A row made before this checkpoint was written is about another one (a stale or hand-made
       // row): replaced. Only a checkpoint of an earlier session (a finished run's end, scored
       // then) keeps its row.
       const auto was = before_.find(iteration);
       const auto now = file_id(checkpoint);
       if (was != before_.end() && now && was->second == *now) return;
-      const int64_t removed = remove_fid_rows(csv, iteration);
+      const int64_t removed = remove_run_scores(opt_.run_dir, iteration);
       if (say) say("eval: " + std::to_string(removed) + " row(s) of iteration " + std::to_string(iteration) + " in " +
                    csv + " predate its checkpoint; replaced by its score");
     }
@@ -180,7 +166,12 @@ class TrainScorer {
   void score(const CheckpointData& c, int64_t iteration, const std::string& checkpoint, const std::string& csv,
              const PhaseProgress::Say& say, const std::string& why) {
     std::ostringstream log;
-    score_checkpoint(c, iteration, opt_, ref_, *net_, log);
+    const ScoreRow r = score_checkpoint(c, iteration, opt_, ref_, *net_, log);
+    if (TensorBoardLog* tb = active_tensorboard_log()) {  // scores.csv's metric columns as eval/<metric>
+      std::vector<std::pair<std::string, double>> scalars;
+      for (const auto& name : metrics::table_metric_names()) scalars.emplace_back("eval/" + name, r.value(name));
+      tb->scalars(iteration, scalars);
+    }
     std::string line = log.str();
     while (!line.empty() && line.back() == '\n') line.pop_back();
     const std::string best = keep_best(iteration, checkpoint, csv);
@@ -192,9 +183,10 @@ class TrainScorer {
   std::string keep_best(int64_t iteration, const std::string& checkpoint, const std::string& csv) {
     const TrainConfig& tc = cfg_.train;
     std::vector<std::pair<double, int64_t>> ranked;  // (value, iteration), better first
-    for (const FidRow& r : read_fid_csv(csv)) {
+    const bool lower = metrics::lower_is_better(tc.best_metric);
+    for (const ScoreRow& r : read_run_scores(opt_.run_dir)) {
       if (r.n != tc.eval_n || r.net != net_->identity()) continue;  // only scores that compare
-      const auto [v, lower] = metric_of(r, tc.best_metric);
+      const double v = r.value(tc.best_metric);
       if (std::isfinite(v)) ranked.emplace_back(lower ? v : -v, r.iteration);
     }
     std::sort(ranked.begin(), ranked.end());
@@ -206,7 +198,7 @@ class TrainScorer {
       std::error_code ec;
       fs::create_hard_link(checkpoint, best, ec);
       if (ec) fs::copy_file(checkpoint, best, fs::copy_options::overwrite_existing);
-      said = "; best " + word_of(tc.best_metric, kBestMetricWords) + " so far: " + fs::path(best).filename().string();
+      said = "; best " + tc.best_metric + " so far: " + fs::path(best).filename().string();
     }
     static const std::regex re(R"(best_ckpt_(\d+)\.pt)");
     for (const auto& f : fs::directory_iterator(fs::path(opt_.run_dir) / "checkpoints")) {

@@ -1,4 +1,4 @@
-// Scoring while training (issue 22; BigGAN-PyTorch's test_every + which_best, StyleGAN2-ADA's
+// Scoring while training (BigGAN-PyTorch's test_every + which_best, StyleGAN2-ADA's
 // metric snapshots): every train.eval_every iterations the training loop writes a checkpoint
 // and this scores its EMA generator exactly as `hamgan fid --run` would (train.eval_n samples
 // from seed 0, the same fid.csv row and fid.png), then keeps the train.keep_best best
@@ -15,7 +15,7 @@
 #pragma once
 #include <string>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/trainer.h"
 
 namespace hamgan::eval {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
 #include "layers/context/context.h"
 
 namespace hamgan {

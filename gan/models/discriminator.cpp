@@ -1,7 +1,9 @@
 #include "gan/models/discriminator.h"
 
+#include <set>
+
 #include "core/error.h"
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
 
 namespace hamgan {
 
@@ -34,6 +36,41 @@ torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, const torch::Te
   out = out + (embed_->forward(y) * h).sum(1);
   record(trace, "embed (projection)", out, embed_.get());
   return out;
+}
+
+std::vector<torch::nn::Module*> DiscriminatorImpl::frozen_modules() const {
+  std::vector<torch::nn::Module*> out;
+  for (int64_t i = 0; i < frozen_; ++i) out.push_back(blocks_->ptr(static_cast<size_t>(i)).get());
+  if (context_.module && context_.after + 1 < frozen_) out.push_back(context_.module.get());
+  return out;
+}
+
+void DiscriminatorImpl::freeze_blocks(int64_t k) {
+  if (k < 0 || k > num_blocks())
+    fail("train.freeze_d ", k, ": expected 0..", num_blocks(), " (the discriminator's blocks)");
+  frozen_ = k;
+  for (auto* m : frozen_modules())
+    for (auto& p : m->parameters()) p.requires_grad_(false);
+  train(is_training());
+}
+
+std::vector<torch::Tensor> DiscriminatorImpl::trainable_parameters() const {
+  std::set<const c10::TensorImpl*> frozen;
+  for (auto* m : frozen_modules())
+    for (const auto& p : m->parameters()) frozen.insert(p.unsafeGetTensorImpl());
+  std::vector<torch::Tensor> out;
+  for (const auto& p : parameters())
+    if (!frozen.count(p.unsafeGetTensorImpl())) out.push_back(p);
+  return out;
+}
+
+void DiscriminatorImpl::set_trainable(bool on) {
+  for (auto& p : trainable_parameters()) p.requires_grad_(on);
+}
+
+void DiscriminatorImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  for (auto* m : frozen_modules()) m->eval();
 }
 
 }  // namespace hamgan

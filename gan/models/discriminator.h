@@ -4,7 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/context_slot.h"
 #include "gan/models/trace.h"
 #include "layers/dblock.h"
@@ -17,7 +17,21 @@ class DiscriminatorImpl : public torch::nn::Module {
   // x: B x C x R x R, y: B int64 labels. Returns B logits.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& y, Trace* trace = nullptr);
 
+  int64_t num_blocks() const { return static_cast<int64_t>(blocks_->size()); }
+  // FreezeD (Mo et al. 2020): blocks 0..k-1, and the context module when it sits between two
+  // of them, keep their weights: no gradient, and eval mode whatever train() says, so their
+  // spectral norms' power iteration stops too and they compute a fixed function.
+  void freeze_blocks(int64_t k);
+  int64_t frozen_blocks() const { return frozen_; }
+  // The parameters outside the frozen blocks (what D's optimizer updates).
+  std::vector<torch::Tensor> trainable_parameters() const;
+  // requires_grad on the trainable parameters only (the frozen stay off).
+  void set_trainable(bool on);
+  void train(bool on = true) override;
+
  private:
+  std::vector<torch::nn::Module*> frozen_modules() const;
+  int64_t frozen_ = 0;
   torch::nn::ModuleList blocks_;
   ContextSlot context_;
   SNLinear linear_{nullptr};

@@ -1,7 +1,7 @@
 #include "gan/models/generator.h"
 
 #include "core/error.h"
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
 
 namespace hamgan {
 

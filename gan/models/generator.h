@@ -4,7 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/context_slot.h"
 #include "gan/models/trace.h"
 #include "layers/gblock.h"

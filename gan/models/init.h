@@ -4,7 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"  // InitScheme
+#include "gan/config/config.h"  // InitScheme
 
 namespace hamgan {
 

@@ -41,7 +41,7 @@ void accumulate_standing_stats(GeneratorImpl& g, const StandingStatsOptions& o) 
     const torch::Tensor y = torch::randint(o.n_classes, {o.batch_size}, gen, torch::kLong);
     // Running stat = mean over the batches seen: factor 1 / (b + 1), given here. With momentum
     // unset LibTorch's BN computes the same from num_batches_tracked.item(), a host read per BN
-    // layer per batch on a GPU (issue 21.3).
+    // layer per batch on a GPU (a device sync; tests/test_host_reads.cpp).
     for (auto* bn : bns) bn->options.momentum(1.0 / static_cast<double>(b + 1));
     g.forward(to_device(z), to_device(y));
     progress.add();

@@ -14,7 +14,7 @@ struct SampleItem {
 
 // Bounds on one command's sample count, checked before anything is allocated: `sample`
 // writes each image as a file (10 million is far beyond any evaluation protocol; several
-// runs with other --seed go further); `fid`'s is kMaxFidSamples of gan/config.h.
+// runs with other --seed go further); `fid`'s is kMaxFidSamples of gan/config/config.h.
 constexpr int64_t kMaxSamples = 10'000'000;
 
 std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n, int64_t per_class);

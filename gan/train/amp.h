@@ -5,7 +5,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"  // AmpMode
+#include "gan/config/config.h"  // AmpMode
 
 namespace hamgan {
 

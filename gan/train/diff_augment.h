@@ -11,7 +11,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"  // DiffAugPolicy
+#include "gan/config/config.h"  // DiffAugPolicy
 
 namespace hamgan {
 

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "core/compat.h"
 #include "core/compat_process_group.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -34,6 +35,12 @@ DistEnv dist_env_from_environment() {
   if (const char* a = std::getenv("MASTER_ADDR")) e.master_addr = a;
   e.master_port = env_int("MASTER_PORT", 29500, 1, 65535);
   e.local_rank = env_int("LOCAL_RANK", e.rank, 0, 1 << 16);
+  e.local_world_size = env_int("LOCAL_WORLD_SIZE", e.world_size, 1, e.world_size);
+  if (const char* a = std::getenv("TORCHELASTIC_USE_AGENT_STORE")) e.agent_store = std::string(a) == "True";
+  if (const char* id = std::getenv("TORCHELASTIC_RUN_ID")) {
+    const int restart = env_int("TORCHELASTIC_RESTART_COUNT", 0, 0, 1 << 30);
+    e.store_prefix = std::string("hamgan/") + id + "/" + std::to_string(restart) + "/";
+  }
   e.timeout_s = env_int("HAMGAN_RENDEZVOUS_TIMEOUT", e.timeout_s, 1, 7 * 24 * 3600);
   return e;
 }
@@ -68,18 +75,25 @@ DataParallel::DataParallel(const DistEnv& env, torch::Device device) : env_(env)
   // A rank that waits says for whom, and for how long: a missing peer is never a silent hang.
   std::cerr << "rank " << env.rank << " of " << env.world_size << ": waiting up to " << env.timeout_s
             << " s (HAMGAN_RENDEZVOUS_TIMEOUT) for the other ranks at " << env.master_addr << ":"
-            << env.master_port << " (MASTER_ADDR:MASTER_PORT)" << std::endl;
+            << env.master_port << " (MASTER_ADDR:MASTER_PORT"
+            << (env.agent_store ? ", the store of torchrun's agent)" : ")") << std::endl;
   try {
     pg_ = std::make_unique<compat::ProcessGroup>(env.master_addr, env.master_port, env.rank,
                                                  env.world_size, device.is_cuda(),
-                                                 std::chrono::seconds(env.timeout_s));
+                                                 std::chrono::seconds(env.timeout_s),
+                                                 !env.agent_store && env.rank == 0, env.store_prefix);
   } catch (const Error&) {
     throw;  // a build without Gloo says so itself
   } catch (const std::exception& e) {
     fail("distributed rendezvous at ", env.master_addr, ":", env.master_port, " (rank ",
          env.rank, " of ", env.world_size, ") failed within ", env.timeout_s,
          " s (HAMGAN_RENDEZVOUS_TIMEOUT): are all ", env.world_size, " ranks started with the same "
-         "MASTER_ADDR and MASTER_PORT? ", e.what());
+         "MASTER_ADDR and MASTER_PORT? ",
+         env.agent_store ? "torchrun's agent serves this store (TORCHELASTIC_USE_AGENT_STORE): its PyTorch must be the "
+                           "one whose LibTorch hamgan is built with, here " + compat::libtorch_description() +
+                               " (TCPStore's protocol changed in PyTorch 2.x). "
+                         : std::string(),
+         e.what());
   }
   if (device.is_cuda() && !pg_->nccl() && env.rank == 0)
     std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";

@@ -23,6 +23,15 @@ struct DistEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   int local_rank = 0;  // LOCAL_RANK (the GPU of this worker), else rank
+  int local_world_size = 1;  // LOCAL_WORLD_SIZE (ranks on this machine), else world_size
+  // TORCHELASTIC_USE_AGENT_STORE=True: torchrun's elastic agent already serves the TCPStore at
+  // MASTER_ADDR:MASTER_PORT, so every rank joins it as a client (PyTorch's
+  // torch/distributed/rendezvous.py, _create_c10d_store); otherwise rank 0 serves it.
+  bool agent_store = false;
+  // Under torchrun: "hamgan/<TORCHELASTIC_RUN_ID>/<TORCHELASTIC_RESTART_COUNT>/". The agent's
+  // store outlives a worker group (its rendezvous keys are in it too, and a restarted group
+  // finds the keys of the one before), so each attempt keeps its process group's keys apart.
+  std::string store_prefix;
   // HAMGAN_RENDEZVOUS_TIMEOUT (seconds): how long a rank waits for the others, at the
   // rendezvous and in each collective, before it gives up with an error naming them.
   int timeout_s = 300;

@@ -55,25 +55,32 @@ void catch_signal(int sig, void (*handler)(int)) {
 // would), each with its share of the cores, and waits for all of them.
 int launch_local_ranks(int nproc, int argc, char** argv) {
   const int port = free_loopback_port();
-  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nproc);
+  // Each rank's --threads: the user's, else its share of the cores.
+  std::string threads = std::to_string(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nproc));
   std::vector<std::string> args = {"/proc/self/exe", "train"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--nproc" || a == "--threads") { ++i; continue; }
-    if (a.rfind("--nproc=", 0) == 0 || a.rfind("--threads=", 0) == 0) continue;
+    if (a == "--nproc") { ++i; continue; }
+    if (a.rfind("--nproc=", 0) == 0) continue;
+    if (a == "--threads" && i + 1 < argc) { threads = argv[++i]; continue; }
+    if (a.rfind("--threads=", 0) == 0) { threads = a.substr(10); continue; }
     args.push_back(a);
   }
   args.push_back("--threads");
-  args.push_back(std::to_string(threads));
+  args.push_back(threads);
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
       const std::string v = *e;
-      if (v.rfind("RANK=", 0) && v.rfind("WORLD_SIZE=", 0) && v.rfind("MASTER_", 0)) env.push_back(v);
+      if (v.rfind("RANK=", 0) && v.rfind("WORLD_SIZE=", 0) && v.rfind("MASTER_", 0) && v.rfind("LOCAL_", 0) &&
+          v.rfind("TORCHELASTIC_", 0))
+        env.push_back(v);
     }
     env.push_back("RANK=" + std::to_string(rank));
     env.push_back("WORLD_SIZE=" + std::to_string(nproc));
+    env.push_back("LOCAL_RANK=" + std::to_string(rank));
+    env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(nproc));
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back("MASTER_PORT=" + std::to_string(port));
     env.push_back("HAMGAN_LAUNCHER_PID=" + std::to_string(getpid()));

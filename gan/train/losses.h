@@ -5,7 +5,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "gan/config.h"  // GanLoss
+#include "gan/config/config.h"  // GanLoss
 
 namespace hamgan {
 

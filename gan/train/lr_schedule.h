@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 namespace hamgan {
 

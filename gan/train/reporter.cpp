@@ -32,6 +32,8 @@ void Reporter::banner(const Trainer& t, const std::optional<CheckpointData>& res
 
 void Reporter::start(const Trainer& t, const RunDir& dir) {
   progress_.emplace(out_, lead_ ? dir.path() + "/metrics.jsonl" : "/dev/null");
+  tensorboard_.emplace(dir.path(), lead_ && cfg_.train.tensorboard);
+  tensorboard_->start(t.iteration() + 1);  // the first step this session writes
   t0_ = last_report_ = clock::now();
   last_report_it_ = t.iteration();
 }
@@ -84,6 +86,7 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   m.d_lr = cfg_.train.d_lr * t.lr_scale();
   if (stop.time_limit_s() > 0) m.time_left_s = std::max(0.0, stop.time_limit_s() - m.wall_s);
   progress_->report(m);
+  tensorboard_->metrics(m);
   announce_speed(t, m.it_s, stop);
   if (lead_) redraw_metrics_plot(dir.path(), [this](const std::string& w) { progress_->message(w); });
   last_report_ = now;

@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "gan/checkpoint/checkpoint.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/progress.h"
 #include "gan/train/stop_policy.h"
+#include "gan/train/tensorboard_log.h"
 #include "gan/train/train_metrics.h"
 
 namespace hamgan {
@@ -40,6 +41,9 @@ class Reporter {
   void finish(TrainOutcome outcome, const Trainer& t, const RunDir& dir);
   // A line of its own (the lead rank only): what a slow phase is doing.
   void message(const std::string& text);
+  // The run's TensorBoard events (train.tensorboard), from start() on: each report's metrics
+  // are written there too; grids and scores are the trainer's and the scorer's to add.
+  TensorBoardLog& tensorboard() { return *tensorboard_; }
 
  private:
   // Once, at the second report (the first holds the warm-up): the speed and the end's ETA.
@@ -53,6 +57,7 @@ class Reporter {
   std::ostringstream quiet_;
   std::ostream& out_;
   std::optional<Progress> progress_;
+  std::optional<TensorBoardLog> tensorboard_;
   clock::time_point t0_, last_report_;
   int64_t last_report_it_ = 0, reports_ = 0;
   std::vector<torch::Tensor> pending_;

@@ -54,7 +54,7 @@ void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep
   const auto t0 = std::chrono::steady_clock::now();
   const std::string path = checkpoint_path(t.iteration());
   // G, D, Adam's two moments of each and EMA G, in fp32: a line before a write of that size
-  // (981 MB for HamGAN-128, 7-8 s here), so a slow disk is never silence (issue 25).
+  // (981 MB for HamGAN-128, 7-8 s here), so a slow disk is never silence.
   int64_t g_params = 0, d_params = 0;
   for (const auto& p : t.g()->parameters()) g_params += p.numel();
   for (const auto& p : t.d()->parameters()) d_params += p.numel();
@@ -66,7 +66,7 @@ void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep
   }
   t.save(path, loader, standing);
   prune_checkpoints(ckpt_dir_.string(), keep);
-  // A 128 px model's checkpoint is hundreds of MB: say what took the time (issue 25).
+  // A 128 px model's checkpoint is hundreds of MB: say what took the time.
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (s > 2 && say_) {
     char line[96];
@@ -75,8 +75,8 @@ void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep
   }
 }
 
-void RunDir::save_grid(Trainer& t) {
-  if (!lead_) return;
+torch::Tensor RunDir::save_grid(Trainer& t) {
+  if (!lead_) return {};
   const Config& cfg = t.config();
   if (!grid_z_.defined())
     std::tie(grid_z_, grid_y_) =
@@ -93,7 +93,9 @@ void RunDir::save_grid(Trainer& t) {
     images.push_back(t.sample(grid_z_.narrow(0, i, k), grid_y_.narrow(0, i, k)));
     progress.add(k);
   }
-  write_png((sample_dir_ / name).string(), labeled_grid(torch::cat(images), grid_y_, 8));
+  const torch::Tensor grid = labeled_grid(torch::cat(images), grid_y_, 8);
+  write_png((sample_dir_ / name).string(), grid);
+  return grid;
 }
 
 }  // namespace hamgan

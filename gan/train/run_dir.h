@@ -11,7 +11,7 @@
 
 #include "core/phase_progress.h"
 #include "gan/checkpoint/checkpoint.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "io/dir_lock.h"
 
 namespace hamgan {
@@ -34,7 +34,8 @@ class RunDir {
   std::string checkpoint_path(int64_t iteration) const;
   int64_t last_checkpoint() const { return last_ckpt_; }  // -1: none yet
   // samples/samples_<iteration>.png: the class grid of gan/sample/grid.h's fixed latents.
-  void save_grid(Trainer& t);
+  // Returns the image written (H x W x C uint8; undefined on the other ranks).
+  torch::Tensor save_grid(Trainer& t);
   // Where a slow checkpoint write is reported (the lead rank's reporter); null: nowhere.
   void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
 

@@ -7,7 +7,7 @@
 //                         = G + 2 * 3D
 //   G step:               G forward + backward, D forward + input backward = 3G + 2D
 #pragma once
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 namespace hamgan {
 

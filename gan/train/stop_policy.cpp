@@ -11,7 +11,7 @@ namespace hamgan {
 StopPolicy::StopPolicy(double time_limit_minutes, bool handle_signals, DataParallel* dp, bool agree_every_step)
     : limit_s_(time_limit_minutes * 60), dp_(dp), every_step_(agree_every_step) {
   // From the start: a signal while the models build or the data opens (seconds) stops the run
-  // after its first step, with a checkpoint, instead of killing it (issue 24).
+  // after its first step, with a checkpoint, instead of killing it.
   if (handle_signals) signals_.emplace();
 }
 

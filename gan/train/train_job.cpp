@@ -14,7 +14,7 @@ namespace hamgan {
 namespace {
 
 // The training data, opened and checked against the model before the run directory is touched
-// (issue 25: a wrong model.n_classes used to fail after config.yaml was written). Null: synthetic.
+// (a wrong model.n_classes leaves no config.yaml behind). Null: synthetic.
 std::shared_ptr<Dataset> open_training_data(const TrainJob& job) {
   if (job.synthetic) return nullptr;
   const Config& cfg = job.cfg;
@@ -64,7 +64,7 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
     to.dp = dp.get();
   }
   train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit also ends here
-  if (dp) dp->barrier();  // rank 0 hosts the store: nobody leaves before the checkpoint
+  if (dp) dp->barrier();  // rank 0 may host the store: nobody leaves before the checkpoint
 }
 
 }  // namespace hamgan

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/distributed.h"
 #include "gan/train/trainer.h"
 

@@ -22,10 +22,12 @@
 #include "gan/train/amp.h"
 #include "gan/train/diff_augment.h"
 #include "gan/train/distributed.h"
+#include "gan/train/init_from.h"
 #include "gan/train/lr_schedule.h"
 #include "gan/train/reporter.h"
 #include "gan/train/run_dir.h"
 #include "gan/train/stop_policy.h"
+#include "gan/train/tensorboard_log.h"
 #include "gan/train/train_hooks.h"
 
 namespace hamgan {
@@ -58,13 +60,14 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   d_ = Discriminator(cfg.model, cfg.discriminator);
   init_weights(*g_, cfg.model.init);
   init_weights(*d_, cfg.model.init);
+  d_->freeze_blocks(cfg.train.freeze_d);  // FreezeD: before D's optimizer, which leaves them out
   g_->to(device_);
   d_->to(device_);
   if (cfg.train.channels_last) to_channels_last(*g_), to_channels_last(*d_);
   g_->train();
   d_->train();
   opt_g_ = std::make_unique<torch::optim::Adam>(g_->parameters(), adam(cfg.train.g_lr, cfg.train));
-  opt_d_ = std::make_unique<torch::optim::Adam>(d_->parameters(), adam(cfg.train.d_lr, cfg.train));
+  opt_d_ = std::make_unique<torch::optim::Adam>(d_->trainable_parameters(), adam(cfg.train.d_lr, cfg.train));
   if (cfg.train.ema) {
     g_ema_ = Generator(cfg.model, cfg.generator);
     g_ema_->to(device_);
@@ -184,7 +187,7 @@ void Trainer::step(BatchSource& real) {
   }
   if (dp_) dp_->average_gradients(*g_);
   if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
-  set_requires_grad(*d_, true);
+  d_->set_trainable(true);  // FreezeD's frozen blocks stay off
 
   ++iteration_;
   if (ema_) ema_->update(iteration_);
@@ -282,6 +285,10 @@ void check_resume_compatible(const Config& stored, const Config& now, const std:
 
 void Trainer::restore(const CheckpointData& c) {
   check_resume_compatible(c.config, cfg_, c.path);
+  // D's optimizer holds the unfrozen parameters only: another count would not fit it.
+  if (c.config.train.freeze_d != cfg_.train.freeze_d)
+    fail(c.path, ": train.freeze_d is ", cfg_.train.freeze_d, " but the run was trained with ", c.config.train.freeze_d,
+         "; resume with train.freeze_d=", c.config.train.freeze_d, " or fine-tune into a new --out with train.init_from");
   if (cfg_.train.ema && !c.has_ema)
     fail(c.path, ": train.ema is on but the checkpoint has no EMA generator");
   c.load_module("g", *g_);
@@ -360,11 +367,26 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const torch::Device device =
       opt.device ? *opt.device : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1);
   StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp, /*agree_every_step=*/!device.is_cuda());
-  // The checkpoint before the models: a config that would change them fails at once (issue 25).
+  // train.init_from is read before a new run's config.yaml is written: a bad file leaves nothing.
+  std::optional<CheckpointData> init;
+  const auto new_run = [&dir] {
+    const fs::path ckpts = fs::path(dir.path()) / "checkpoints";
+    return !fs::exists(ckpts) || checkpoint_files(ckpts.string()).empty();
+  };
+  if (!tc.init_from.empty() && new_run()) init = load_checkpoint(tc.init_from);
+  // The checkpoint before the models: a config that would change them fails at once.
   const std::optional<CheckpointData> resumed = dir.resume(cfg, device, report.out(), opt.class_names);
   if (resumed) check_resume_compatible(resumed->config, cfg, resumed->path, dir.path() + "/config.yaml");
   Trainer t(cfg, device);
   if (resumed) t.restore(*resumed);
+  if (resumed && !tc.init_from.empty())
+    report.out() << "train.init_from " << tc.init_from << " is not used: this run resumes from its own checkpoint "
+                 << resumed->path << "\n";
+  if (!resumed && !tc.init_from.empty()) {
+    if (!init) init = load_checkpoint(tc.init_from);  // only damaged checkpoints were there
+    log_init_from(report.out(), *init, cfg.model.n_classes, init_from_checkpoint(t, *init, tc.init_optimizer),
+                  tc.init_optimizer);
+  }
   report.banner(t, resumed, dir);
   if (opt.dp) t.set_data_parallel(opt.dp);
   const PhaseProgress::Say say = [&report](const std::string& w) { report.message(w); };
@@ -373,9 +395,10 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), resumed ? resumed->loader : LoaderState{});
   stop.start();
   report.start(t, dir);
+  const ActiveTensorBoardLog scores_to(report.tensorboard());  // the scorer's scores land there too
 
   TrainOutcome outcome = TrainOutcome::Finished;
-  const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence (issue 25)
+  const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence
   int64_t last_eval = -1;
   try {
     while (t.iteration() < tc.iterations) {
@@ -388,7 +411,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       const std::optional<TrainOutcome> stopping = stop.check(report_point);
       if (report_point || stopping) report.report(t, stop, dir);
       const bool eval_point = opt.eval && every(tc.eval_every, it);
-      if (every(tc.sample_every, it)) dir.save_grid(t);
+      if (every(tc.sample_every, it)) report.tensorboard().image(it, "samples", dir.save_grid(t));
       if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
       if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say);
       if (eval_point) last_eval = it;
@@ -403,11 +426,12 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   }
   report.report(t, stop, dir);
   // The last iteration always leaves a checkpoint, and a grid unless a stop was requested: a
-  // signal is answered within the step and the checkpoint write (issue 25: standing statistics
-  // and a 128 px grid took 16 s more), the EMA G's standing statistics left to the loader.
+  // signal is answered within the step and the checkpoint write (standing statistics and a
+  // 128 px grid take seconds more), the EMA G's standing statistics left to the loader.
   const bool interrupted = outcome == TrainOutcome::Interrupted;
   if (dir.last_checkpoint() != t.iteration()) {
-    if (!interrupted && tc.sample_every > 0 && !every(tc.sample_every, t.iteration())) dir.save_grid(t);
+    if (!interrupted && tc.sample_every > 0 && !every(tc.sample_every, t.iteration()))
+      report.tensorboard().image(t.iteration(), "samples", dir.save_grid(t));
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
   }
   // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.

@@ -14,7 +14,7 @@
 #include "core/device.h"
 #include "core/phase_progress.h"
 #include "gan/checkpoint/checkpoint.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/train/batch_source.h"
@@ -56,6 +56,8 @@ class Trainer {
   Generator& g() { return g_; }
   Discriminator& d() { return d_; }
   Generator* g_ema() { return ema_ ? &g_ema_ : nullptr; }
+  torch::optim::Adam& opt_g() { return *opt_g_; }
+  torch::optim::Adam& opt_d() { return *opt_d_; }
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
   // averaged after each backward, and each rank draws its own z and fake labels.
   void set_data_parallel(DataParallel* dp);

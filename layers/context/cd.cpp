@@ -23,7 +23,7 @@ torch::Tensor CD::final_coef(const torch::Tensor& x, const torch::Tensor& bases,
   // Solved by Cholesky and two triangular solves, none of which reads a value on the host:
   // linalg_solve checks its LU's `info` there on every forward, and even linalg_solve_ex's
   // lu_solve does in LibTorch 1.13 (tests/test_host_reads.cpp), a device sync per step on CUDA
-  // (issue 21.3). The ATen ops: LibTorch 2.x dropped the torch::linalg C++ namespace.
+  // (the step never waits for the device). The ATen ops: LibTorch 2.x dropped the torch::linalg C++ namespace.
   const torch::Tensor l = std::get<0>(torch::linalg_cholesky_ex(torch::bmm(bt, bases) + opt_.beta * eye,
                                                                 /*upper=*/false, /*check_errors=*/false));
   const torch::Tensor y = torch::linalg_solve_triangular(l, torch::bmm(bt, x), /*upper=*/false);

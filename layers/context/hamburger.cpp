@@ -46,7 +46,7 @@ torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::TensorOpt
     b = bases.repeat({batch, 1, 1});
   }
   // Seeded bases come from the CPU generator: through pinned memory, the copy to a GPU does not
-  // wait for the device (issue 21.3).
+  // wait for the device (tests/test_host_reads.cpp).
   if (b.is_cpu() && options.device().is_cuda())
     return b.to(options.dtype()).pin_memory().to(options, /*non_blocking=*/true);
   return b.to(options);

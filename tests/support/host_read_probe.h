@@ -1,6 +1,6 @@
 // Counts the operators through which LibTorch reads a tensor's value on the host: on a GPU
-// each one waits for the device to finish everything queued before it (issue 21: "the step
-// never waits for the device"). Every such read ends in one of these operators, ours and
+// each one waits for the device to finish everything queued before it (the step must
+// never wait for the device). Every such read ends in one of these operators, ours and
 // LibTorch's own (BatchNorm's num_batches_tracked, linalg_solve's error check), so a CPU
 // run of the same code shows them. Copies to the host are no-ops on the CPU and are found
 // by scripts/check_host_reads.py instead.

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 namespace hamgan::test {
 

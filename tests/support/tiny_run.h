@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/state_dict.h"
-#include "gan/config.h"
+#include "gan/config/config.h"
 #include "gan/train/train_hooks.h"
 #include "gan/train/trainer.h"
 

@@ -14,15 +14,12 @@ enum class AmpMode { Auto, On, Off };                   // train.amp: auto | tru
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
 enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format; auto: from data.path
-// train.best_metric (gan/eval/train_scorer.h): fid, kid, ifid lower is better, the rest higher.
-enum class BestMetric { Fid, Kid, Ifid, ClassAcc, Precision, Recall, Density, Coverage };
 extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<LrDecay> kLrDecayWords;
 extern const Words<DataFormat> kDataFormatWords;
-extern const Words<BestMetric> kBestMetricWords;
 
 struct ModelConfig {
   int64_t resolution = 128;      // 32, 64 or 128
@@ -75,6 +72,7 @@ struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;
+  bool tensorboard = true;         // TensorBoard events in <run>/tensorboard/ (gan/train/tensorboard_log.h)
   int64_t checkpoint_every = 1000;
   int64_t keep_checkpoints = 3;    // newest K valid checkpoints kept
   double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
@@ -85,7 +83,7 @@ struct TrainConfig {
   // DCGAN example's step) instead of drawing new ones (BigGAN's). G's activations stay alive
   // through D's step (with accumulate: every micro-batch's). gan/train/trainer.cpp.
   bool reuse_fake = false;
-  // Against D overfitting the real set (issue 23): DiffAugment (Zhao et al. 2020; the paper's
+  // Against D overfitting the real set: DiffAugment (Zhao et al. 2020; the paper's
   // policy is color,translation,cutout) and LeCam (Tseng et al. 2021; lambda 0.3 in the
   // paper's BigGAN runs, anchors an EMA of decay 0.99). Both off by default.
   DiffAugPolicy diffaug;
@@ -97,9 +95,17 @@ struct TrainConfig {
   int64_t eval_n = 1000;              // samples, and real images of the reference, per score
   std::string eval_features;          // domain classifier (fid --features); "": Inception
   std::string eval_real;              // reference (.npz, images, data source); "": data.path
-  std::string eval_metrics = "fid";   // as fid --metrics
-  BestMetric best_metric = BestMetric::Fid;  // ranks the kept best checkpoints
+  std::string eval_metrics = "fid";   // as fid --metrics: metric names (metrics/registry.cpp), checked when read
+  std::string best_metric = "fid";    // a metric of a run's table (metrics/registry.cpp); ranks the kept best checkpoints
   int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
+  // Fine-tuning (gan/train/init_from.h): a new run starts from G, D and EMA G of this hamgan
+  // checkpoint ("": from scratch); class-conditional tensors are re-initialised when
+  // model.n_classes differs. A resumed run ignores it. init_optimizer: Adam's moments too.
+  std::string init_from;
+  bool init_optimizer = false;
+  // FreezeD (Mo et al. 2020, "Freeze the Discriminator"): D's first freeze_d blocks keep their
+  // weights (no gradient, not in D's optimizer).
+  int64_t freeze_d = 0;
 };
 
 struct DataConfig {

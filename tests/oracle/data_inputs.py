@@ -1,4 +1,4 @@
-"""Oracle for test_nothing_lost: a CMYK JPEG written by PIL (Adobe marker, inverted inks, as
+"""Oracle for test_data_inputs: a CMYK JPEG written by PIL (Adobe marker, inverted inks, as
 Photoshop and ImageNet's CMYK files have) and PIL's own RGB of it (Image.convert("RGB")), which
 hamgan's libjpeg path must reproduce."""
 import numpy as np

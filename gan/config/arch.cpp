@@ -1,4 +1,4 @@
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
 
 #include "core/error.h"
 

@@ -1,4 +1,4 @@
-#include "gan/config.h"
+#include "gan/config/config.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "gan/models/arch.h"
+#include "gan/config/arch.h"
+#include "metrics/metric.h"
 
 namespace hamgan {
 
@@ -22,10 +23,6 @@ const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear,
 const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
                                             {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},
                                             {DataFormat::Auto, "auto"}};
-const Words<BestMetric> kBestMetricWords = {
-    {BestMetric::Fid, "fid"},           {BestMetric::Kid, "kid"},       {BestMetric::Ifid, "ifid"},
-    {BestMetric::ClassAcc, "class_acc"}, {BestMetric::Precision, "precision"}, {BestMetric::Recall, "recall"},
-    {BestMetric::Density, "density"},   {BestMetric::Coverage, "coverage"}};
 
 namespace {
 
@@ -141,6 +138,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.device = t.word("device", cfg.train.device, kDeviceWords);
   cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
   cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);
+  cfg.train.tensorboard = t.boolean("tensorboard", cfg.train.tensorboard);
   cfg.train.checkpoint_every = t.integer("checkpoint_every", cfg.train.checkpoint_every, 0);
   cfg.train.keep_checkpoints = t.integer("keep_checkpoints", cfg.train.keep_checkpoints, 1);
   cfg.train.time_limit_minutes = t.real("time_limit_minutes", cfg.train.time_limit_minutes, 0.0);
@@ -158,9 +156,22 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.eval_n = t.integer("eval_n", cfg.train.eval_n, 2, kMaxFidSamples);
   cfg.train.eval_features = t.string("eval_features", cfg.train.eval_features);
   cfg.train.eval_real = t.string("eval_real", cfg.train.eval_real);
-  cfg.train.eval_metrics = t.string("eval_metrics", cfg.train.eval_metrics);  // words checked by gan/eval
-  cfg.train.best_metric = t.word("best_metric", cfg.train.best_metric, kBestMetricWords);
+  cfg.train.eval_metrics = t.string("eval_metrics", cfg.train.eval_metrics);
+  try {  // the registry's names (metrics/metric.h), in its order
+    cfg.train.eval_metrics = metrics::parse_metric_list(cfg.train.eval_metrics).text();
+  } catch (const Error& e) {
+    t.fail_key("eval_metrics", e.what());
+  }
+  cfg.train.best_metric = t.choice("best_metric", cfg.train.best_metric, metrics::table_metric_names());
   cfg.train.keep_best = t.integer("keep_best", cfg.train.keep_best, 1, 1000);
+  cfg.train.init_from = t.string("init_from", cfg.train.init_from);
+  cfg.train.init_optimizer = t.boolean("init_optimizer", cfg.train.init_optimizer);
+  cfg.train.freeze_d = t.integer("freeze_d", cfg.train.freeze_d, 0);
+  if (const auto blocks = static_cast<int64_t>(
+          discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels).size());
+      cfg.train.freeze_d > blocks)
+    t.fail_key("freeze_d", "expected 0.." + std::to_string(blocks) + " (the discriminator's blocks at model.resolution " +
+                               std::to_string(cfg.model.resolution) + "), got " + std::to_string(cfg.train.freeze_d));
   t.finish();
 
   ConfigNode dt = top.child("data");

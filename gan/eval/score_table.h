@@ -1,0 +1,53 @@
+// A run's score table DIR/scores.csv: `iteration,n,seconds,features,` then one column per metric
+// of the registry fit for a table (metrics::table_metric_names(): fid,is,kid,class_acc,...), one
+// row per scored checkpoint. Rows are appended one at a time (one write + flush + fsync each),
+// so a crash loses at most the row being computed. An empty field (or "nan") means not
+// computed; `features` names the feature network ("inception" or a domain classifier's
+// identity). The table is read by its header, so a table with fewer metric columns (an earlier
+// registry) and a run's earlier DIR/fid.csv (the same words, in other orders) read as they are;
+// the first row written to a run that has only fid.csv starts scores.csv with fid.csv's rows,
+// leaving fid.csv untouched, and a table of another header is rewritten (atomically) in the
+// current one before a row is appended.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hamgan::eval {
+
+struct ScoreRow {
+  int64_t iteration = 0;
+  int64_t n = 0;
+  double seconds = 0;
+  std::string net;                        // FeatureNet::identity ("" = Inception, written "inception")
+  std::map<std::string, double> values;   // by metric name; absent: not computed
+  double value(const std::string& metric) const;  // NaN when not computed
+};
+
+// The current header.
+std::string score_table_header();
+
+// DIR/scores.csv, and the name of a run's earlier table.
+std::string scores_csv(const std::string& run_dir);
+std::string legacy_scores_csv(const std::string& run_dir);  // DIR/fid.csv
+// DIR/scores.png, the plot of the table (gan/eval/score_run.h).
+std::string scores_png(const std::string& run_dir);
+// The table a run's scores are read from: scores.csv, else an earlier fid.csv, else scores.csv
+// (absent: no rows).
+std::string run_score_table(const std::string& run_dir);
+
+// All rows of one table file; a missing file gives none. A header with an unknown or missing
+// column, or a malformed line: hamgan::Error naming the file and the line number.
+std::vector<ScoreRow> read_score_table(const std::string& path);
+// The rows of a run (run_score_table).
+std::vector<ScoreRow> read_run_scores(const std::string& run_dir);
+std::set<int64_t> scored_iterations(const std::vector<ScoreRow>& rows);
+// Appends one row to DIR/scores.csv (see above for a run with only fid.csv, or another header).
+void append_run_score(const std::string& run_dir, const ScoreRow& row);
+// Rewrites DIR/scores.csv (atomically) without its rows of `iteration`, as before a row of a
+// newer checkpoint of that iteration replaces them; returns how many went.
+int64_t remove_run_scores(const std::string& run_dir, int64_t iteration);
+
+}  // namespace hamgan::eval

@@ -1,0 +1,61 @@
+// TensorBoard's view of a training run (train.tensorboard): <run>/tensorboard/ holds one events
+// file per session of the run, on one step axis, the iteration: every metrics.jsonl scalar as
+// train/<key> (flushed with each report), the sample grids as the image `samples`, and what a
+// hook called from the loop adds (the in-training scorer's eval/<metric>). Only the lead rank
+// writes. `tensorboard --logdir runs/` shows every run under runs/.
+//
+// A resumed session starts at the iteration after its checkpoint; what a killed session wrote
+// past that checkpoint is written again by this one. Its file therefore begins with a SessionLog
+// START at that step, on which TensorBoard discards the earlier files' events at that step and
+// later (io/tfevents_writer.h): no step shown twice, none lost.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gan/train/train_metrics.h"
+#include "io/tfevents_writer.h"
+
+namespace hamgan {
+
+class TensorBoardLog {
+ public:
+  // Writes nothing (every call returns at once) unless `enabled`.
+  TensorBoardLog(std::string run_dir, bool enabled);
+  // The session's new events file, from `first_step` on (the iteration after the resumed one).
+  void start(int64_t first_step);
+  // metrics.jsonl's row as train/<key> scalars at m.iteration; flushed.
+  void metrics(const TrainMetrics& m);
+  // Scalars under their own tags at `step`; non-finite values are left out. Flushed.
+  void scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values);
+  // An H x W x C uint8 image (io/png.h) at `step`; flushed.
+  void image(int64_t step, const std::string& tag, const torch::Tensor& hwc);
+  bool enabled() const { return writer_ != nullptr; }
+
+ private:
+  const std::string dir_;
+  const bool on_;
+  std::unique_ptr<io::TfEventsWriter> writer_;
+};
+
+// The log of the training loop running on this thread, for what the loop calls without a
+// parameter for it: the scorer (gan/eval, above gan/train, plugged in as a plain EvalHook) adds
+// its scores here at the iteration it scored. Null outside train() or when nothing is written.
+TensorBoardLog* active_tensorboard_log();
+
+// Makes `log` the active one while it lives (train() around its loop).
+class ActiveTensorBoardLog {
+ public:
+  explicit ActiveTensorBoardLog(TensorBoardLog& log);
+  ~ActiveTensorBoardLog();
+  ActiveTensorBoardLog(const ActiveTensorBoardLog&) = delete;
+  ActiveTensorBoardLog& operator=(const ActiveTensorBoardLog&) = delete;
+
+ private:
+  TensorBoardLog* previous_;
+};
+
+}  // namespace hamgan

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""TensorBoard itself reads a training run's event files (gan/train/tensorboard_log.h): a tiny
+Fashion-MNIST run with in-training scores, killed with SIGKILL after it wrote past its last
+checkpoint, then resumed to the end. TensorBoard's EventAccumulator (and the plugin accumulator
+its server uses) must then show, on one step axis:
+
+- every metrics.jsonl scalar as train/<key>, at exactly the iterations of the rows that stand
+  (the killed session's rows up to the checkpoint the resume started from, then the resumed
+  session's), none twice, none missing, steps strictly increasing; each value the row's within
+  half a unit of its last printed digit plus one float32 ulp (TensorBoard's simple_value is a
+  float32; the row is printed with %.9g or fixed decimals);
+- every score of the run's table (scores.csv, gan/eval/score_table.h) as eval/<column> at the
+  row's iteration, within one float32 ulp plus half a unit of the last digit the table prints;
+- every sample grid PNG as the image `samples` at its iteration: decodable, of the grid's size
+  and pixel for pixel the grid file on disk (written last by the resumed session).
+
+The interpreter must have the tensorboard package: a missing one is a failure, never a skip.
+
+Usage: tensorboard_reader.py SOURCE_DIR HAMGAN_BINARY WORK_DIR
+"""
+import decimal
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+try:
+    import numpy as np
+    from PIL import Image
+    from tensorboard.backend.event_processing import event_accumulator, event_file_loader
+    from tensorboard.backend.event_processing import plugin_event_accumulator
+except ImportError as e:
+    sys.exit(f"tensorboard_reader: FAILED: {sys.executable} lacks a package this oracle needs ({e}); "
+             "use an interpreter with tensorboard, numpy and PIL (scripts/setup.sh makes "
+             "~/.cache/hamgan/oracle-venv; CMake's HAMGAN_ECOSYSTEM_PYTHON names it)")
+
+ITERATIONS, LOG_EVERY, SAMPLE_EVERY, CHECKPOINT_EVERY, EVAL_EVERY = 40, 4, 6, 15, 15
+KILL_AT = 22  # the first metrics row at or past this, which is past checkpoint 15: SIGKILL
+
+
+def fail(msg):
+    sys.exit(f"tensorboard_reader: FAILED: {msg}")
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def rows(path):
+    """metrics.jsonl rows as {key: (value, half unit of its last printed digit)}."""
+    out = []
+    for line in open(path):
+        r = json.loads(line, parse_float=lambda s: (float(s), 0.5 * 10.0 ** decimal.Decimal(s).as_tuple().exponent))
+        out.append({k: v if isinstance(v, tuple) else (float(v), 0.5) for k, v in r.items()})
+    return out
+
+
+def f32_close(got, want, half_unit):
+    return abs(float(got) - want) <= half_unit + float(np.spacing(np.float32(abs(want))))
+
+
+def main():
+    src, binary, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    run = os.path.join(work, "run")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    clf = os.path.join(work, "clf.pt")
+    cfg = os.path.join(src, "configs", "fmnist32_quickstart.yaml")
+    subprocess.run([binary, "classifier", "train", "-c", cfg, "--out", clf, "--steps", "30", "--batch", "64",
+                    "--width", "4", "--feature-dim", "16", "--threads", "1", "--workers", "1"],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    cmd = [binary, "train", "-c", cfg, "--out", run, "--threads", "1", "--workers", "1",
+           f"train.iterations={ITERATIONS}", f"train.log_every={LOG_EVERY}", f"train.sample_every={SAMPLE_EVERY}",
+           f"train.checkpoint_every={CHECKPOINT_EVERY}", f"train.eval_every={EVAL_EVERY}", "train.eval_n=20",
+           f"train.eval_features={clf}", "train.eval_metrics=fid,kid", "train.ema_start=5"]
+
+    # Session 1, killed (SIGKILL: nothing of the process runs afterwards) once it logged past
+    # its checkpoint at 15.
+    log1 = open(os.path.join(work, "session1.log"), "w")
+    p = subprocess.Popen(cmd, env=env, stdout=log1, stderr=subprocess.STDOUT)
+    metrics = os.path.join(run, "metrics.jsonl")
+    deadline = time.time() + 600
+    while True:
+        check(p.poll() is None, f"session 1 ended (exit {p.returncode}) before iteration {KILL_AT}; see {log1.name}")
+        check(time.time() < deadline, "session 1 did not reach iteration %d in 10 min" % KILL_AT)
+        if os.path.exists(metrics) and any(r["iteration"][0] >= KILL_AT for r in rows(metrics)):
+            break
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    session1 = rows(metrics)
+
+    # Session 2: resumes from the newest checkpoint and finishes.
+    out2 = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    open(os.path.join(work, "session2.log"), "w").write(out2.stdout)
+    check(out2.returncode == 0, f"the resumed session failed (exit {out2.returncode}):\n{out2.stdout[-3000:]}")
+    m = re.search(r"resuming from \S+ \(iteration (\d+)\)", out2.stdout)
+    check(m, "the second session did not resume:\n" + out2.stdout[-2000:])
+    resumed = int(m.group(1))
+    all_rows = rows(metrics)
+    session2 = all_rows[len(session1):]
+    check(session1[-1]["iteration"][0] > resumed,
+          f"the kill left nothing past checkpoint {resumed} (last row {session1[-1]['iteration'][0]}): "
+          "the purge of orphaned events was not exercised")
+    # What stands: the killed session's rows up to its checkpoint, then the resumed session's.
+    expected = [r for r in session1 if r["iteration"][0] <= resumed] + session2
+    its = [int(r["iteration"][0]) for r in expected]
+    check(its == sorted(set(its)), f"metrics.jsonl's standing rows are not strictly increasing: {its}")
+
+    tb = os.path.join(run, "tensorboard")
+    files = sorted(glob.glob(os.path.join(tb, "events.out.tfevents.*")))
+    check(len(files) == 2, f"expected one events file per session in {tb}, found {files}")
+    # Every record of both files parses (the killed session's too), and each file begins with
+    # its version and its START at the first step it writes.
+    for f, first in zip(files, [1, resumed + 1]):
+        events = list(event_file_loader.LegacyEventFileLoader(f).Load())
+        check(events and events[0].file_version == "brain.Event:2", f"{f}: no file_version event first")
+        check(len(events) > 1 and events[1].HasField("session_log") and events[1].session_log.status == 1
+              and events[1].step == first, f"{f}: expected SessionLog START at step {first}, got {events[1]}")
+
+    acc = event_accumulator.EventAccumulator(tb, size_guidance={event_accumulator.SCALARS: 0,
+                                                                event_accumulator.IMAGES: 0})
+    acc.Reload()
+    tags = acc.Tags()
+    keys = [k for k in expected[0] if k != "iteration"]
+    want_tags = {"train/" + k for k in keys}
+    train_tags = {t for t in tags["scalars"] if t.startswith("train/")}
+    check(train_tags == want_tags, f"train scalars: TensorBoard has {sorted(train_tags)}, metrics.jsonl {sorted(want_tags)}")
+    n_values = 0
+    for k in keys:
+        got = acc.Scalars("train/" + k)
+        steps = [e.step for e in got]
+        check(steps == its, f"train/{k}: TensorBoard's steps {steps} != metrics.jsonl's standing iterations {its}")
+        for e, r in zip(got, expected):
+            check(f32_close(e.value, *r[k]), f"train/{k} at {e.step}: TensorBoard {e.value}, metrics.jsonl {r[k][0]}")
+            n_values += 1
+
+    # Scores: the table holds one row per scored iteration (resumed sessions replace or fill).
+    table = os.path.join(run, "scores.csv")
+    if not os.path.exists(table):
+        table = os.path.join(run, "fid.csv")  # the table's earlier name
+    csv = [line.rstrip("\n").split(",") for line in open(table)]
+    header, body = csv[0], csv[1:]
+    scored = sorted(int(r[0]) for r in body)
+    check(len(scored) >= 3, f"expected scores at 15, 30 and 40 in {table}, got {scored}")
+    score_cols = [c for c in header if c not in ("iteration", "n", "seconds", "features")]
+    n_scores = 0
+    for c in score_cols:
+        want = {int(r[0]): r[header.index(c)] for r in body}
+        want = {it: v for it, v in want.items() if v not in ("", "nan") and np.isfinite(float(v))}
+        got = acc.Scalars("eval/" + c) if "eval/" + c in tags["scalars"] else []
+        check([e.step for e in got] == sorted(want),
+              f"eval/{c}: TensorBoard's steps {[e.step for e in got]} != {table}'s {sorted(want)}")
+        for e in got:
+            v = want[e.step]
+            half = 0.5 * 10.0 ** decimal.Decimal(v).as_tuple().exponent  # of the last digit printed
+            check(f32_close(e.value, float(v), half), f"eval/{c} at {e.step}: TensorBoard {e.value}, {table} {v}")
+            n_scores += 1
+    extra = {t for t in tags["scalars"] if t.startswith("eval/")} - {"eval/" + c for c in score_cols}
+    check(not extra, f"TensorBoard has scores {sorted(extra)} that {table} has no column for")
+    check(n_scores >= 3 * 2, f"expected at least fid and class accuracy at 3 iterations, got {n_scores} values")
+
+    # Sample grids: the grid files on disk, each written last by the session TensorBoard shows.
+    grids = {int(re.search(r"(\d+)\.png$", f).group(1)): f for f in glob.glob(os.path.join(run, "samples", "*.png"))}
+    check(tags["images"] == ["samples"], f"images: expected the tag 'samples', got {tags['images']}")
+    imgs = acc.Images("samples")
+    check([e.step for e in imgs] == sorted(grids),
+          f"samples: TensorBoard's steps {[e.step for e in imgs]} != the grids' {sorted(grids)}")
+    for e in imgs:
+        im = Image.open(io.BytesIO(e.encoded_image_string))
+        disk = Image.open(grids[e.step])
+        check(im.size == (e.width, e.height) == disk.size, f"samples at {e.step}: size {im.size}, "
+              f"summary {e.width}x{e.height}, file {disk.size}")
+        check(np.array_equal(np.asarray(im), np.asarray(disk)), f"samples at {e.step}: pixels differ from {grids[e.step]}")
+
+    # TensorBoard's server reads through the plugin accumulator (data_compat turns simple_value
+    # into tensors): the same steps there.
+    pacc = plugin_event_accumulator.EventAccumulator(tb, size_guidance={plugin_event_accumulator.TENSORS: 0})
+    pacc.Reload()
+    for k in keys:
+        steps = [e.step for e in pacc.Tensors("train/" + k)]
+        check(steps == its, f"plugin accumulator train/{k}: steps {steps} != {its}")
+
+    print(f"tensorboard_reader: ok: killed at row {session1[-1]['iteration'][0]}, resumed from {resumed}; "
+          f"{len(keys)} train scalars x {len(its)} steps ({n_values} values), {n_scores} scores at {scored}, "
+          f"{len(imgs)} grids at {sorted(grids)}")
+
+
+if __name__ == "__main__":
+    main()

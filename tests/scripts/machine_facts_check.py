@@ -1,0 +1,129 @@
+"""`hamgan info --json` and the scripts that read it (scripts/lib/machine_facts.sh).
+
+  machine_facts_check.py SOURCE_DIR HAMGAN
+
+The JSON has exactly the documented keys with their types; its CPU facts agree with
+/proc/cpuinfo (read here, independently) and follow HAMGAN_CPU_ISA; --threads reaches it. The
+shell reader `fact` returns every key's value; `quickstart_budget` decides the quickstart's
+budget and ranks from it, also through a fake `hamgan` whose --version prints something else
+entirely (no script decides by --version's prose) and one whose facts say there is one GPU.
+Exits non-zero with the first failed check."""
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import tempfile
+
+root, binary = sys.argv[1], os.path.abspath(sys.argv[2])
+lib = os.path.join(root, "scripts/lib/machine_facts.sh")
+KEYS = {"hamgan_version": str, "libtorch_version": str, "cuda_compiled": bool, "cuda_device_count": int,
+        "cuda_devices": list, "cpu_isa": str, "cpu_hardware_isa": str, "cpu_isa_cap": (str, type(None)),
+        "cpu_amx": bool, "aten_cpu_capability": str, "cpu_bf16_native": bool, "cpu_bf16_accumulates_in_fp32": bool,
+        "amp_auto_cpu": str, "amp_auto_cuda": (str, type(None)), "threads": int, "cores": int}
+ISAS = ["other", "avx2", "avx512", "avx512_bf16"]
+
+
+def env_without_cap(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "HAMGAN_CPU_ISA"}
+    env.update(extra)
+    return env
+
+
+def facts(*args, **env):
+    out = subprocess.run([binary, "info", "--json", *args], check=True, capture_output=True, text=True,
+                         env=env_without_cap(**env)).stdout
+    assert out.count("\n") == 1, f"expected one line, got {out!r}"
+    return out, json.loads(out)
+
+
+def shell(script, **env):
+    r = subprocess.run(["bash", "-c", f'set -euo pipefail; source "{lib}"; {script}'], capture_output=True, text=True,
+                       env=env_without_cap(**env))
+    return r.returncode, r.stdout.strip(), r.stderr.strip()
+
+
+def hardware_isa():
+    """The class of /proc/cpuinfo's flags, as docs/user-guide.md "CPU classes" defines it."""
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
+    flags = set(m.group(1).split()) if m else set()
+    if flags & {"avx512_bf16", "amx_bf16"}:
+        return "avx512_bf16"
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return "avx512"
+    return "avx2" if {"avx2", "fma"} <= flags else "other"
+
+
+text, f = facts("--threads", "1")
+assert set(f) == set(KEYS), f"keys differ from the documented ones: {sorted(set(f) ^ set(KEYS))}"
+for k, t in KEYS.items():
+    assert isinstance(f[k], t) and not (t is int and isinstance(f[k], bool)), f"{k}: {f[k]!r} is not {t}"
+assert f["threads"] == 1, f
+assert f["cuda_device_count"] == len(f["cuda_devices"]), f
+for d in f["cuda_devices"]:
+    assert set(d) == {"index", "name", "capability_major", "bf16_native", "amp_auto"}, d
+    assert d["amp_auto"] == ("bf16" if d["capability_major"] >= 8 else "fp32"), d
+assert f["amp_auto_cuda"] == (f["cuda_devices"][0]["amp_auto"] if f["cuda_devices"] else None), f
+assert re.fullmatch(r"\d+\.\d+\.\d+", f["libtorch_version"]) and re.fullmatch(r"\d+\.\d+\.\d+", f["hamgan_version"]), f
+version = subprocess.run([binary, "--version"], check=True, capture_output=True, text=True).stdout
+assert f"LibTorch {f['libtorch_version']} " in version, (version, f["libtorch_version"])
+hw = hardware_isa()
+assert f["cpu_hardware_isa"] == hw and f["cpu_isa"] == hw and f["cpu_isa_cap"] is None, (f, hw)
+assert f["cpu_bf16_native"] == (hw == "avx512_bf16"), f
+assert f["amp_auto_cpu"] == ("bf16" if f["cpu_bf16_native"] else "fp32"), f
+if ISAS.index(hw) >= ISAS.index("avx2"):  # capped to AVX2: the fp32 class, as scripts/emulate_cpu.sh does
+    _, c = facts(HAMGAN_CPU_ISA="avx2")
+    assert (c["cpu_isa"], c["cpu_hardware_isa"], c["cpu_isa_cap"]) == ("avx2", hw, "avx2"), c
+    assert not c["cpu_bf16_native"] and c["amp_auto_cpu"] == "fp32" and not c["cpu_amx"], c
+bad = subprocess.run([binary, "info", "--json"], capture_output=True, text=True, env=env_without_cap(HAMGAN_CPU_ISA="z80"))
+assert bad.returncode != 0 and "HAMGAN_CPU_ISA" in bad.stderr and not bad.stdout, (bad.stdout, bad.stderr)
+
+# The shell reader: every key as the scripts see it.
+for k, v in f.items():
+    if isinstance(v, list):
+        continue
+    rc, out, err = shell(f'fact "$FACTS" {k}', FACTS=text)
+    want = "null" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+    assert rc == 0 and out == want, (k, rc, out, err, want)
+rc, out, err = shell('fact "$FACTS" no_such_key', FACTS=text)
+assert rc != 0 and "no_such_key" in err, (rc, out, err)
+
+with tempfile.TemporaryDirectory() as d:
+    def fake(name, body):
+        path = os.path.join(d, name, "hamgan")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as out:
+            out.write("#!/usr/bin/env bash\n" + body)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        return path
+
+    # --version says something else entirely; info --json is the real binary's.
+    garbage = fake("garbage", 'if [ "${1:-}" = --version ]; then echo "hamgan, 1 CUDA device(s) visible; train.amp auto on the CPU: bf16"; exit 0; fi\n'
+                              f'exec "{binary}" "$@"\n')
+    gpus = f["cuda_device_count"]
+    want_nproc = gpus if 0 < gpus < 2 else 2
+    want_it = 4200 if f["amp_auto_cpu"] == "bf16" else 2600
+    rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"')
+    assert rc == 0 and out == f"{want_it} {want_nproc}", (out, err)
+    if ISAS.index(hw) >= ISAS.index("avx2"):
+        rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"', HAMGAN_CPU_ISA="avx2")
+        assert rc == 0 and out == f"2600 {want_nproc}", (out, err)
+    # Facts of a one-GPU machine with native bf16: one rank unless NPROC says otherwise.
+    one_gpu = dict(f, cuda_device_count=1, amp_auto_cpu="bf16")
+    canned = fake("one_gpu", f"echo '{json.dumps(one_gpu)}'\n")
+    script = f'facts=$(machine_facts "{canned}"); quickstart_budget "$facts"'
+    for env, want in (({}, "4200 1"), ({"NPROC": "2"}, "4200 2"), ({"ITERATIONS": "10"}, "10 1")):
+        rc, out, err = shell(script, **env)
+        assert rc == 0 and out == want, (env, out, err, want)
+
+# No script decides by --version's prose (printing it for the reader is fine).
+for dirpath, _, names in os.walk(os.path.join(root, "scripts")):
+    for n in names:
+        if n.endswith(".sh"):
+            with open(os.path.join(dirpath, n)) as src:
+                hit = re.search(r"hamgan\"? --version[^\n]*\|\s*(grep|sed|awk|cut)", src.read())
+            assert not hit, f"scripts/{n} decides by `--version`: read `hamgan info --json` " \
+                            f"(scripts/lib/machine_facts.sh): {hit.group(0)}"
+print("machine_facts: ok")

@@ -1,0 +1,58 @@
+// Configs that cannot be read as meant are errors naming the file or key (gan/config/config.h,
+// core/config_reader.h): YAML aliases that recurse or explode, a second YAML document, empty
+// overrides, settings that cannot work, keys that are not scalars.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gan/config/config.h"
+#include "support/errors.h"
+
+using namespace hamgan;
+
+// A recursive alias (a stack overflow to follow) and a ten-line "billion laughs" (minutes to
+// expand) are errors naming the file, at once.
+TEST(ConfigErrors, RecursiveAndExponentialYamlAliasesAreErrors) {
+  std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c)
+    laughs += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) +
+              ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+              char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + "]\n";
+  for (const std::string& yaml : {std::string("x: &m [*m]\n"), std::string("train: &t {a: *t}\n"), laughs}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string e = test::error_of([&] { parse_config(yaml, "alias.yaml"); });
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+    EXPECT_NE(e.find("alias.yaml"), std::string::npos) << e;
+    EXPECT_NE(e.find("alias"), std::string::npos) << e;
+  }
+}
+
+// A second YAML document is an error, not ignored; `train.batch_size=` (or ~, null) is an error,
+// not the built-in default over the file's value.
+TEST(ConfigErrors, ASecondYamlDocumentAndEmptyOverridesAreErrors) {
+  const std::string e = test::error_of([&] { parse_config("train: {batch_size: 8}\n---\ntrain: {batch_size: 4}\n", "two.yaml"); });
+  EXPECT_NE(e.find("two.yaml: a second YAML document starts at line 2"), std::string::npos) << e;
+  for (const std::string ov : {"train.batch_size=", "train.batch_size=~", "data.path=null"}) {
+    const std::string m = test::error_of([&] { parse_config("train: {batch_size: 8}\n", "c.yaml", {ov}); });
+    EXPECT_NE(m.find("'" + ov + "': expected a value after '='"), std::string::npos) << m;
+  }
+  EXPECT_EQ(parse_config("eval: {inception: w.pth}\n", "c.yaml", {"eval.inception=\"\""}).eval.inception, "");
+}
+
+// Settings that cannot work (Adam's beta 1, eps 0, a sample count beyond int32) are config errors
+// naming the key, not failures deep in the optimizer or in `fid`.
+TEST(ConfigErrors, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train.beta1=1", "'train.beta1': expected a value in [0, 1)"},
+      {"train.beta2=1", "'train.beta2': expected a value in [0, 1)"},
+      {"train.adam_eps=0", "'train.adam_eps': expected a value > 0"},
+      {"eval.fid_n=4294967296", "'eval.fid_n'"}};
+  for (const auto& [ov, want] : cases) {
+    const std::string e = test::error_of([&] { parse_config("model: {resolution: 32}\n", "c.yaml", {ov}); });
+    EXPECT_NE(e.find(want), std::string::npos) << ov << ": " << e;
+  }
+  const std::string e = test::error_of([&] { parse_config("train: {[a, b]: 3}\n", "k.yaml"); });
+  EXPECT_NE(e.find("k.yaml: a key under 'train'"), std::string::npos) << e;
+}

@@ -1,0 +1,212 @@
+// The metric registry sweep: every metric of metrics::metric_registry() through every path that
+// names metrics, on tiny feature sets: asked by name (--metrics, train.eval_metrics, the shorthand
+// pr/dc), computed by score_features where its needs are met and refused with the flag or key
+// named where they are not, its value through a run's scores.csv and back, a panel of scores.png,
+// and train.best_metric. The cases come from the registry itself, so a newly registered metric is
+// swept. Values are checked against the maths functions called directly (metrics/*.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "gan/config/config.h"
+#include "gan/eval/metric_set.h"
+#include "gan/eval/score.h"
+#include "gan/eval/score_run.h"
+#include "gan/eval/score_table.h"
+#include "metrics/frechet.h"
+#include "metrics/inception_score.h"
+#include "metrics/intra_class_fid.h"
+#include "metrics/kid.h"
+#include "metrics/metric.h"
+#include "metrics/prdc.h"
+#include "metrics/statistics.h"
+#include "support/errors.h"
+#include "support/tiny_checkpoint.h"
+#include "support/tiny_run.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A stand-in feature network: Inception-like (n_classes 0: IS logits) or a 3-class classifier.
+class StubNet : public metrics::FeatureNet {
+ public:
+  explicit StubNet(int64_t classes) : classes_(classes) {}
+  torch::Tensor prepare(const torch::Tensor& x) const override { return x; }
+  metrics::FeatureOutput features(const torch::Tensor& x, bool) const override { return {x, x}; }
+  bool has_logits() const override { return true; }
+  int64_t n_classes() const override { return classes_; }
+  std::string identity() const override { return classes_ ? "stub-classifier" : ""; }
+  torch::Device device() const override { return torch::kCPU; }
+
+ private:
+  int64_t classes_;
+};
+
+constexpr int64_t kN = 60, kDim = 4, kClasses = 3;
+
+metrics::Features fake_features(int64_t logit_dim) {
+  torch::manual_seed(1);
+  metrics::Features f;
+  f.pool = torch::randn({kN, kDim}, torch::kDouble) + 0.3;
+  f.logits = torch::randn({kN, logit_dim});
+  f.labels = torch::arange(kN, torch::kLong) % kClasses;
+  return f;
+}
+
+eval::Reference reference(const std::string& net) {
+  torch::manual_seed(2);
+  eval::Reference r;
+  r.pool = torch::randn({kN, kDim}, torch::kDouble);
+  r.labels = torch::arange(kN, torch::kLong) % kClasses;
+  r.stats = metrics::compute_stats(r.pool);
+  r.stats.net = net;
+  r.name = "the stub reference";
+  return r;
+}
+
+// The metric's value from its maths function, called directly.
+double direct(const std::string& name, const metrics::Features& f, const eval::Reference& ref) {
+  const auto fs = metrics::compute_stats(f.pool);
+  if (name == "fid") return metrics::frechet_distance(ref.stats.mu, ref.stats.sigma, fs.mu, fs.sigma);
+  if (name == "is") return metrics::inception_score(f.logits, 10).mean;
+  if (name == "kid") return metrics::kernel_inception_distance(ref.pool, f.pool, 100, 1000, 0).mean;
+  const auto p = metrics::precision_recall_density_coverage(ref.pool, f.pool);
+  if (name == "precision") return p.precision;
+  if (name == "recall") return p.recall;
+  if (name == "density") return p.density;
+  if (name == "coverage") return p.coverage;
+  if (name == "ifid") return metrics::intra_class_fid(ref.pool, ref.labels, f.pool, f.labels, kClasses).mean;
+  if (name == "class_acc")
+    return (f.logits.argmax(1) == f.labels).to(torch::kDouble).mean().item<double>();
+  if (name == "cas") return 0.625;  // the stub samples classifier's
+  ADD_FAILURE() << "metric " << name << " has no direct oracle in this test: add its line";
+  return NAN;
+}
+
+// Height of a PNG file (IHDR, big-endian at byte 20).
+int64_t png_height(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char b[24] = {};
+  in.read(reinterpret_cast<char*>(b), 24);
+  return (int64_t{b[20]} << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
+}
+
+}  // namespace
+
+TEST(MetricRegistry, NamesAreUniqueWordsAndTheTableColumnsAreThePerCheckpointOnes) {
+  const auto names = metrics::metric_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names[0], "fid");
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(names[i].find_first_of(", \t"), std::string::npos) << names[i];
+    for (size_t k = 0; k < i; ++k) EXPECT_NE(names[i], names[k]);
+  }
+  std::string header = "iteration,n,seconds,features";
+  for (const auto& e : metrics::metric_registry())
+    if (e.per_checkpoint) header += "," + e.name;
+  EXPECT_EQ(eval::score_table_header(), header);
+}
+
+// Every metric, asked by name: computed where its needs are met, equal to its maths function.
+TEST(MetricRegistry, EveryMetricScoresAsItsMathsFunction) {
+  for (const auto& e : metrics::metric_registry()) {
+    SCOPED_TRACE(e.name);
+    const bool classifier = e.needs & metrics::kClassifier;
+    const StubNet net(classifier ? kClasses : 0);
+    const metrics::Features f = fake_features(classifier ? kClasses : 10);
+    const eval::Reference ref = reference(net.identity());
+    const eval::MetricSet m = eval::parse_metrics(e.name, "--metrics");
+    EXPECT_TRUE(m.has(e.name) && m.has("fid"));
+    std::function<metrics::MetricValue()> samples;
+    if (e.needs & metrics::kSamples) samples = [] { metrics::MetricValue v; v.value = 0.625; return v; };
+    const eval::Score s = eval::score_features(f, ref, net, m, samples);
+    const double want = direct(e.name, f, ref);
+    ASSERT_TRUE(std::isfinite(want));
+    EXPECT_NEAR(s.value(e.name), want, 1e-9 * std::max(1.0, std::abs(want)));
+    std::ostringstream printed;
+    eval::print_score(s, printed);
+    EXPECT_NE(("\n" + printed.str()).find("\n" + e.name + " "), std::string::npos) << printed.str();
+    // Without its needs: refused before anything is read, naming the key that asked.
+    eval::MetricScope scope;
+    scope.key = "train.eval_metrics";
+    scope.real_key = "train.eval_real", scope.real = "ref.npz";
+    scope.real_is_stats = true;
+    scope.classifier = !classifier;
+    scope.no_samples_why = "no samples here";
+    const unsigned blocking = metrics::kRealFeatures | metrics::kInception | metrics::kSamples;
+    if (e.needs & blocking) {
+      const std::string err = test::error_of([&] { eval::check_metrics_possible(m, scope); });
+      EXPECT_NE(err.find("train.eval_metrics " + e.name), std::string::npos) << err;
+      EXPECT_FALSE(eval::possible_metrics(m, scope).has(e.name));
+    }
+  }
+}
+
+// Every table metric: a row through scores.csv and back, a panel of scores.png, best_metric.
+TEST(MetricRegistry, EveryTableMetricRoundTripsThroughTheRunTableAndItsPlot) {
+  const std::string dir = test::fresh_dir("metric_registry_run");
+  fs::create_directories(dir);
+  eval::ScoreRow row;
+  row.iteration = 10, row.n = kN, row.seconds = 1.5, row.net = "stub-classifier";
+  double x = 0.1234567891;
+  for (const auto& name : metrics::table_metric_names()) row.values[name] = (x *= 3.1);
+  eval::append_run_score(dir, row);
+  row.iteration = 20;
+  eval::append_run_score(dir, row);
+  const auto rows = eval::read_run_scores(dir);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& name : metrics::table_metric_names()) {
+    SCOPED_TRACE(name);
+    EXPECT_NEAR(rows[1].value(name), row.values[name], 1e-9 * row.values[name]);
+    // train.best_metric accepts it; the config reads it as the registry names it.
+    const Config cfg = parse_config(test::tiny_checkpoint_yaml(), "sweep",
+                                    {"train.eval_metrics=" + name, "train.best_metric=" + name});
+    EXPECT_EQ(cfg.train.best_metric, name);
+    EXPECT_TRUE(metrics::parse_metric_list(cfg.train.eval_metrics).has(name));
+  }
+  eval::plot_run(dir);
+  ASSERT_TRUE(fs::exists(eval::scores_png(dir)));
+  const int64_t panels = static_cast<int64_t>(metrics::table_metric_names().size());
+  EXPECT_EQ(png_height(eval::scores_png(dir)) % panels, 0);
+  EXPECT_GE(png_height(eval::scores_png(dir)), panels * 100);
+}
+
+// A run scored before scores.csv: its fid.csv reads, and the first new row starts scores.csv
+// with its rows, leaving fid.csv as it was.
+TEST(MetricRegistry, AnEarlierFidCsvReadsAndIsCarriedIntoScoresCsvUntouched) {
+  const std::string dir = test::fresh_dir("metric_registry_legacy");
+  fs::create_directories(dir);
+  const std::string old = "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
+                          "10,479.7350045,,121.4031241,100,0.27,0.11,clf-1,0.2,0,0.542,0.08,747.6357532\n";
+  { std::ofstream(dir + "/fid.csv") << old; }
+  auto rows = eval::read_run_scores(dir);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].value("density"), 0.542);
+  EXPECT_TRUE(std::isnan(rows[0].value("is")));
+  eval::ScoreRow r = rows[0];
+  r.iteration = 20;
+  eval::append_run_score(dir, r);
+  rows = eval::read_run_scores(dir);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].value("ifid"), 747.6357532);
+  std::ifstream in(dir + "/fid.csv");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), old);
+}
+
+TEST(MetricRegistry, ListsAreParsedOnceAndNamedInErrors) {
+  EXPECT_EQ(eval::parse_metrics("fid, pr,dc").text(), "fid,precision,recall,density,coverage");
+  for (const std::string bad : {"fid,,kid", "kid,kid", "bogus", " ", "fid,"}) {
+    SCOPED_TRACE(bad);
+    const std::string e = test::error_of([&] { eval::parse_metrics(bad, "--metrics"); });
+    EXPECT_EQ(e.rfind("--metrics '" + bad + "'", 0), 0u) << e;
+  }
+  const std::string e = test::error_of(
+      [] { parse_config(test::tiny_checkpoint_yaml(), "sweep", {"train.eval_metrics=fid,bogus"}); });
+  EXPECT_NE(e.find("train.eval_metrics"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown word 'bogus'"), std::string::npos) << e;
+}

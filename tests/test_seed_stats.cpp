@@ -1,0 +1,147 @@
+// Statistics over seeds (gan/eval/seed_stats.h) against scipy.stats.ttest_ind(equal_var=False),
+// numpy's mean / std(ddof=1) and scipy's Student t survival function (tests/oracle/seed_stats.py),
+// and `hamgan compare --seeds` (gan/eval/seed_table.h, seed_bands.h) on the oracle's made-up
+// seeded runs: the printed table equals the one the oracle computed, the files it writes, and
+// its errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gan/cli/commands.h"
+#include "gan/eval/seed_bands.h"
+#include "gan/eval/seed_stats.h"
+#include "gan/eval/seed_table.h"
+#include "support/cli.h"
+#include "support/errors.h"
+#include "support/oracle.h"
+
+using namespace hamgan;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<double> values(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kDouble).contiguous();
+  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Tolerances: the statistics are a few float64 operations (rtol 1e-12); p goes through the
+// incomplete beta function's continued fraction, converged to 1e-15 relative (rtol 1e-9).
+TEST(SeedStats, WelchTMatchesScipy) {
+  const TensorMap m = test::load_tensors(test::oracle_path("welch.pt"));
+  int cases = 0;
+  for (int k = 0; m.count("case" + std::to_string(k) + ".a"); ++k, ++cases) {
+    const std::string c = "case" + std::to_string(k);
+    const std::vector<double> a = values(test::get(m, c + ".a")), b = values(test::get(m, c + ".b"));
+    const std::vector<double> e = values(test::get(m, c + ".expected"));
+    const eval::MeanSd ma = eval::mean_sd(a), mb = eval::mean_sd(b);
+    EXPECT_NEAR(ma.mean, e[0], 1e-12 * std::fabs(e[0])) << c;
+    EXPECT_NEAR(ma.sd, e[1], 1e-12 * e[1]) << c;
+    EXPECT_NEAR(mb.mean, e[2], 1e-12 * std::fabs(e[2])) << c;
+    EXPECT_NEAR(mb.sd, e[3], 1e-12 * e[3]) << c;
+    EXPECT_EQ(ma.n, static_cast<int64_t>(a.size()));
+    const eval::WelchT w = eval::welch_t(a, b);
+    EXPECT_NEAR(w.t, e[4], 1e-12 * std::fabs(e[4])) << c;
+    EXPECT_NEAR(w.df, e[5], 1e-12 * e[5]) << c;
+    EXPECT_NEAR(w.p, e[6], 1e-9 * e[6]) << c;
+    // Swapping the sides negates t; df and p stay.
+    const eval::WelchT s = eval::welch_t(b, a);
+    EXPECT_NEAR(s.t, -w.t, 1e-12 * std::fabs(w.t)) << c;
+    EXPECT_NEAR(s.p, w.p, 1e-12) << c;
+  }
+  EXPECT_EQ(cases, 7);
+}
+
+TEST(SeedStats, StudentTwoSidedPMatchesScipy) {
+  const TensorMap m = test::load_tensors(test::oracle_path("welch.pt"));
+  const torch::Tensor grid = test::get(m, "p.t_df").to(torch::kDouble);
+  const std::vector<double> want = values(test::get(m, "p.expected"));
+  ASSERT_EQ(grid.size(0), static_cast<int64_t>(want.size()));
+  for (int64_t i = 0; i < grid.size(0); ++i) {
+    const double t = grid[i][0].item<double>(), df = grid[i][1].item<double>();
+    // Relative to p where it is not tiny; p of t = -40 at df 1000 is ~1e-200 and only its
+    // magnitude matters.
+    EXPECT_NEAR(eval::student_t_p(t, df), want[i], 1e-9 * want[i] + 1e-300) << "t " << t << ", df " << df;
+  }
+}
+
+TEST(SeedStats, TooFewValuesGiveNanNotNumbers) {
+  EXPECT_TRUE(std::isnan(eval::mean_sd({}).mean));
+  const eval::MeanSd one = eval::mean_sd({3.0, NAN});  // NaN left out: one value, no sd
+  EXPECT_EQ(one.n, 1);
+  EXPECT_EQ(one.mean, 3.0);
+  EXPECT_TRUE(std::isnan(one.sd));
+  EXPECT_TRUE(std::isnan(eval::welch_t({1.0, 2.0}, {3.0}).t));
+  EXPECT_TRUE(std::isnan(eval::welch_t({1.0, 1.0}, {2.0, 2.0}).t));  // both sds 0
+  EXPECT_TRUE(std::isnan(eval::student_t_p(1.0, 0.0)));
+}
+
+TEST(CompareSeeds, TableEqualsTheOraclesAndFilesAreWritten) {
+  const std::string runs = test::oracle_path("runs");
+  const std::string want = read(test::oracle_path("table.md"));
+  ASSERT_FALSE(want.empty());
+  const auto groups = eval::load_seed_groups(runs);
+  ASSERT_EQ(groups.size(), 4u);  // "unseeded" has no _s<seed>: in no group
+  EXPECT_EQ(eval::seed_table(groups), want);
+
+  const std::string dir = test::fresh_dir("test_seed_stats", "out");
+  fs::create_directories(dir);
+  const std::string printed = test::run_cli(cli::compare, "compare", {"--seeds", runs, "--out", dir + "/ranking"});
+  EXPECT_EQ(printed.substr(0, want.size()), want);
+  EXPECT_EQ(read(dir + "/ranking.md"), want);
+  const std::string svg = read(dir + "/ranking.svg");
+  // Two panels; per panel a line per group, a band per group with two seeds or more (3 of 4).
+  EXPECT_EQ(count(svg, "<svg "), 1u);
+  EXPECT_EQ(count(svg, "</svg>"), 1u);
+  EXPECT_EQ(count(svg, "<polyline "), 8u);
+  EXPECT_EQ(count(svg, "<polygon "), 6u);
+  EXPECT_NE(svg.find("alpha (n = 3)"), std::string::npos);
+  EXPECT_NE(svg.find("gamma (n = 1)"), std::string::npos);
+  // Again: its own earlier outputs are replaced.
+  test::run_cli(cli::compare, "compare", {"--seeds", runs, "--out", dir + "/ranking", "--from", "1500"});
+  const std::string zoomed = read(dir + "/ranking.svg");
+  EXPECT_NE(zoomed, svg);
+  // --from: every curve starts at 1500 or later (gamma's 4 rows from 500: 2 points left).
+  const auto curves = eval::seed_curves(groups, "fid", 1500);
+  for (const auto& c : curves)
+    for (const auto& p : c) EXPECT_GE(p.iteration, 1500);
+  EXPECT_EQ(curves[3].size(), 2u);  // groups by name: alpha, beta, delta, gamma
+}
+
+TEST(CompareSeeds, ErrorsNameWhatIsWrong) {
+  const std::string dir = test::fresh_dir("test_seed_stats", "errors");
+  fs::create_directories(dir + "/plain/fid.csv.d");
+  std::string e = test::error_of([&] { eval::load_seed_groups(dir + "/plain"); });
+  EXPECT_NE(e.find("no " + dir + "/plain/<name>_s<seed>/fid.csv"), std::string::npos) << e;
+  e = test::error_of([&] { eval::load_seed_groups(dir + "/missing"); });
+  EXPECT_NE(e.find("not a directory"), std::string::npos) << e;
+  // A file that is not an earlier output is never replaced, and nothing is written.
+  std::ofstream(dir + "/keep.md") << "my notes\n";
+  e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--seeds", test::oracle_path("runs"), "--out", dir + "/keep"}); });
+  EXPECT_NE(e.find("--out"), std::string::npos) << e;
+  EXPECT_NE(e.find("keep.md"), std::string::npos) << e;
+  EXPECT_EQ(read(dir + "/keep.md"), "my notes\n");
+  EXPECT_FALSE(fs::exists(dir + "/keep.svg"));
+  e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--seeds", dir, "--run", dir}); });
+  EXPECT_NE(e.find("two forms"), std::string::npos) << e;
+  e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--run", dir, "--out", dir + "/x", "--from", "3"}); });
+  EXPECT_NE(e.find("--from applies to --seeds only"), std::string::npos) << e;
+}

@@ -1,0 +1,188 @@
+// `hamgan train` started by PyTorch's torchrun (2 workers, Gloo on loopback, CPU) trains,
+// checkpoints and resumes exactly like `--nproc 2` with the same seed: the same losses, as
+// printed in metrics.jsonl. The first leg uses torchrun's static rendezvous on a fixed
+// --master_port, where the elastic agent serves the TCPStore the workers join
+// (TORCHELASTIC_USE_AGENT_STORE); the resume leg --standalone (the c10d rendezvous: PyTorch
+// 2.x shares the agent's store too, 1.13 lets rank 0 serve one). A worker killed
+// with kill -9 ends the run with a non-zero exit, the other worker stopped by torchrun.
+// torchrun comes from HAMGAN_TORCHRUN (CMake cache variable of the same name): the torchrun of
+// the PyTorch whose LibTorch this build uses, as TCPStore's protocol changed in PyTorch 2.x
+// (Debian's /usr/bin/torchrun for LibTorch 1.13, scripts/setup.sh's torch2 venv for 2.x);
+// without it the test fails. Its 1.x and 2.x spellings of the flags: the underscore forms.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/process.h"
+
+namespace fs = std::filesystem;
+using hamgan::test::read_text;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
+  return v;
+}
+
+// torchrun, or a failure that says what setup must provide.
+std::string torchrun() {
+  const char* v = std::getenv("HAMGAN_TORCHRUN");
+  const std::string t = v ? v : "";
+  if (t.empty() || t.find("NOTFOUND") != std::string::npos || access(t.c_str(), X_OK) != 0)
+    throw std::runtime_error("HAMGAN_TORCHRUN='" + t + "': expected the torchrun of the PyTorch whose LibTorch "
+                             "this build uses (configure with -DHAMGAN_TORCHRUN=PATH: /usr/bin/torchrun of "
+                             "Debian's python3-torch for LibTorch 1.13, scripts/setup.sh's torch2 venv for 2.x)");
+  return t;
+}
+
+// A free port on 127.0.0.1 (for torchrun's --master-port).
+int free_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+// Runs argv (output to `log`) for at most timeout_s; returns its exit status, -1 when it was
+// killed or timed out, with the log in `out`.
+int run(const std::vector<std::string>& argv, const std::string& log, double timeout_s, std::string& out) {
+  const pid_t pid = hamgan::test::spawn(argv, {}, log);
+  const int st = hamgan::test::wait_for(pid, timeout_s);
+  out = read_text(log);
+  return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// The tiny Fashion-MNIST run of both launchers: same seed, data, batch and threads.
+std::vector<std::string> train_args(const fs::path& out, int iterations) {
+  return {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "-c",
+          env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_quickstart.yaml", "--out", out.string(), "--threads", "1",
+          "--workers", "1", "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1",
+          "train.sample_every=0", "train.checkpoint_every=2", "train.ema_start=1",
+          "train.iterations=" + std::to_string(iterations)};
+}
+
+std::vector<std::string> with_torchrun(std::vector<std::string> rdzv, const std::vector<std::string>& args) {
+  // --redirects/--tee 1 (stdout to the console and a file): Debian's torchrun 1.13 cannot parse
+  // their default 0 under Python 3.11, whose IntFlag iteration skips Std.NONE.
+  std::vector<std::string> a = {torchrun(), "--nproc_per_node", "2", "--max_restarts", "0", "--redirects", "1",
+                                "--tee", "1"};
+  a.insert(a.end(), rdzv.begin(), rdzv.end());
+  a.push_back("--no_python");
+  a.insert(a.end(), args.begin(), args.end());
+  return a;
+}
+
+// Each line of metrics.jsonl without the timings (wall_s, it_s, img_s): the values as printed.
+std::vector<std::string> losses(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "metrics.jsonl");
+  std::vector<std::string> rows;
+  const std::regex timing(R"re(, "(wall_s|it_s|img_s)": [^,}]*)re");
+  for (std::string line; std::getline(in, line);) rows.push_back(std::regex_replace(line, timing, ""));
+  return rows;
+}
+
+}  // namespace
+
+TEST(Torchrun, TrainsCheckpointsAndResumesLikeNproc) {
+  const fs::path root = fs::path(env("HAMGAN_BINARY_DIR")) / "torchrun_test";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::string out;
+
+  // --nproc 2: 2 iterations, a checkpoint, then resumed to 4.
+  const fs::path nproc = root / "nproc";
+  for (int it : {2, 4}) {
+    auto a = train_args(nproc, it);
+    a.insert(a.end(), {"--nproc", "2"});
+    ASSERT_EQ(run(a, (root / ("nproc" + std::to_string(it) + ".log")).string(), 120, out), 0) << out;
+  }
+
+  // torchrun: the same two legs.
+  const fs::path tr = root / "torchrun";
+  ASSERT_EQ(run(with_torchrun({"--master_addr", "127.0.0.1", "--master_port", std::to_string(free_port())},
+                              train_args(tr, 2)),
+                (root / "torchrun2.log").string(), 120, out),
+            0)
+      << out;
+  EXPECT_NE(out.find("the store of torchrun's agent"), std::string::npos) << out;
+  EXPECT_NE(out.find("finished at iteration 2"), std::string::npos) << out;
+  ASSERT_TRUE(fs::exists(tr / "checkpoints" / "ckpt_000000002.pt")) << out;
+  ASSERT_EQ(run(with_torchrun({"--standalone"}, train_args(tr, 4)), (root / "torchrun4.log").string(), 120, out), 0)
+      << out;
+  EXPECT_NE(out.find("(iteration 2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("finished at iteration 4"), std::string::npos) << out;
+
+  const auto want = losses(nproc), got = losses(tr);
+  ASSERT_EQ(want.size(), 4u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "metrics.jsonl line " << i + 1;
+}
+
+namespace {
+
+// The pid of the process whose environment holds every one of `entries`, or -1.
+pid_t find_process(const std::vector<std::string>& entries) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    std::string environ((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool all = !environ.empty();
+    for (const auto& x : entries) all = all && environ.find(std::string(1, '\0') + x + '\0') != std::string::npos;
+    if (all) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST(Torchrun, AKilledWorkerEndsTheRunWithAnError) {
+  const fs::path root = fs::path(env("HAMGAN_BINARY_DIR")) / "torchrun_kill";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const int port = free_port();
+  auto args = train_args(root / "run", 100000);
+  const std::string log = (root / "torchrun.log").string();
+  const pid_t pid = hamgan::test::spawn(
+      with_torchrun({"--master_addr", "127.0.0.1", "--master_port", std::to_string(port)}, args), {}, log);
+  hamgan::test::ChildGuard guard(pid);
+  // Rank 1 of this run (its MASTER_PORT is ours alone) once it has trained an iteration.
+  const std::string port_entry = "MASTER_PORT=" + std::to_string(port);
+  pid_t rank1 = -1;
+  for (int i = 0; i < 1200 && rank1 < 0; ++i) {
+    if (read_text((root / "run" / "metrics.jsonl").string()).find("\"iteration\": 1,") != std::string::npos)
+      rank1 = find_process({"RANK=1", port_entry});
+    if (rank1 < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GT(rank1, 0) << read_text(log);
+  const pid_t rank0 = find_process({"RANK=0", port_entry});
+  ASSERT_GT(rank0, 0) << read_text(log);
+  kill(rank1, SIGKILL);
+  const int st = hamgan::test::wait_for(pid, 120);
+  guard.release();
+  const std::string out = read_text(log);
+  ASSERT_GE(st, 0) << "torchrun did not end within 120 s\n" << out;
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << out;
+  EXPECT_NE(kill(rank0, 0), 0) << "rank 0 outlived torchrun\n" << out;
+}
