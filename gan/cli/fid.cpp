@@ -39,7 +39,10 @@ void add_common(cxxopts::Options& o) {
 std::string metrics_help() {
   std::string h = "comma list of train.eval_metrics's names (fid always):";
   for (const auto& e : metrics::metric_registry()) h += " " + e.name + " (" + e.help + ");";
-  return h + " kid, precision, recall, density, coverage and ifid need --real to be images or a data source (not an .npz)";
+  std::string real;
+  for (const auto& e : metrics::metric_registry())
+    if (e.needs & metrics::kRealFeatures) real += (real.empty() ? "" : ", ") + e.name;
+  return h + " " + real + " need --real to be images or a data source (not an .npz)";
 }
 
 std::string text(const cxxopts::ParseResult& r, const std::string& key) {
@@ -80,7 +83,7 @@ int stats(int argc, char** argv) {
 
 int fid(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "stats") return stats(argc - 1, argv + 1);
-  cxxopts::Options o("hamgan fid", "FID (and IS, KID, precision/recall, density/coverage, intra-class FID: --metrics) of an image directory against reference "
+  cxxopts::Options o("hamgan fid", "FID and the other metrics of --metrics (scores of generated images) of an image directory against reference "
                                    "statistics or another directory; `hamgan fid stats` writes statistics");
   add_common(o);
   o.add_options()("real", "reference .npz (pytorch-fid format) or image directory", cxxopts::value<std::string>())(

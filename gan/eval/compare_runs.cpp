@@ -101,19 +101,17 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
            run_dirs[0], " in those of ", metrics::describe_feature_net(out[0].features),
            "; FIDs of different feature networks do not compare (score both with the same network)");
     const ScoreRow& last = rows.back();
-    s.iteration = last.iteration, s.fid = last.value("fid"), s.class_acc = last.value("class_acc");
-    s.precision = last.value("precision"), s.recall = last.value("recall"), s.density = last.value("density");
-    s.coverage = last.value("coverage"), s.ifid = last.value("ifid");
+    s.last = last.values;
+    s.iteration = last.iteration, s.fid = last.value("fid");
     for (const auto& r : rows)
       if (!std::isfinite(r.value("fid"))) s.nan_iterations.push_back(r.iteration);
     const auto best = std::min_element(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) {
       return better_fid(a.value("fid"), b.value("fid"));
     });
     if (std::isfinite(best->value("fid")))
-      s.best_iteration = best->iteration, s.best_fid = best->value("fid"), s.best_class_acc = best->value("class_acc"),
-      s.at_best = best->values;
+      s.best_iteration = best->iteration, s.best_fid = best->value("fid"), s.at_best = best->values;
     else
-      s.best_iteration = -1, s.best_fid = kNaN, s.best_class_acc = kNaN;
+      s.best_iteration = -1, s.best_fid = kNaN;
     s.img_s = median_img_s(dir);
     out.push_back(s);
   }

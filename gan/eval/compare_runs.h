@@ -14,14 +14,12 @@ namespace hamgan::eval {
 struct RunSummary {
   std::string name;            // the run directory's name
   int64_t iteration = 0;       // last scored checkpoint
-  double fid = 0, class_acc = 0;  // at that checkpoint (class_acc NaN when not scored)
+  double fid = 0;              // at that checkpoint
   int64_t best_iteration = 0;  // checkpoint of the lowest finite FID; -1 when no FID is finite
-  double best_fid = 0, best_class_acc = 0;
+  double best_fid = 0;
   std::vector<int64_t> nan_iterations;  // rows whose FID is not finite (a failed score): never best
   double img_s = 0;            // median of metrics.jsonl's img_s (NaN without a log)
   std::string features;        // the feature network of every row ("inception" or a classifier)
-  // At the last scored checkpoint, NaN where not scored (fid --metrics pr,dc,ifid).
-  double precision = 0, recall = 0, density = 0, coverage = 0, ifid = 0;
   // Every table metric by name (metrics::table_metric_names()), at the last scored checkpoint and
   // at the best-FID one; absent where not scored.
   std::map<std::string, double> last, at_best;

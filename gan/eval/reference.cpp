@@ -98,7 +98,7 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
     r.stats = metrics::load_stats(real);
     metrics::check_same_net(r.stats, net.identity(), real);
     if (!r.stats.images.empty()) std::cerr << real << ": statistics of " << r.stats.images << "\n";
-    r.no_kid_why = "KID, precision/recall, density/coverage and intra-class FID need real image features; --real " +
+    r.no_kid_why = "the metrics that compare real and fake image features need the real ones; --real " +
                    real + " holds only statistics (pass a directory or data source)";
     return r;
   }

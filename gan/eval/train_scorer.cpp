@@ -126,7 +126,7 @@ class TrainScorer {
     const std::string csv = scores_csv(opt_.run_dir);
     if (!lock_) {  // from the first score on; a `fid --run` of this table now skips this score
       try {
-        lock_.emplace(opt_.run_dir, ".scores.lock");
+        lock_.emplace(opt_.run_dir, ".fid.lock");
       } catch (const Error& e) {
         if (say) say(std::string("eval at iteration ") + std::to_string(iteration) + " skipped: " + e.what());
         return;

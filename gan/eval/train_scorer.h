@@ -1,8 +1,9 @@
 // Scoring while training (BigGAN-PyTorch's test_every + which_best, StyleGAN2-ADA's
 // metric snapshots): every train.eval_every iterations the training loop writes a checkpoint
 // and this scores its EMA generator exactly as `hamgan fid --run` would (train.eval_n samples
-// from seed 0, the same fid.csv row and fid.png), then keeps the train.keep_best best
-// checkpoints by train.best_metric as checkpoints/best_ckpt_<iteration>.pt: hard links (a copy
+// from seed 0, the same scores.csv row and scores.png), then keeps the train.keep_best best
+// checkpoints by train.best_metric (a metric of the registry, metrics/registry.cpp, ranked in
+// its direction) as checkpoints/best_ckpt_<iteration>.pt: hard links (a copy
 // where links fail) that checkpoint pruning never touches. Feature network: train.eval_features
 // (a domain classifier), else Inception (eval.inception); reference: train.eval_real, else
 // the training data, a class-balanced subset of eval_n images.
