@@ -9,7 +9,9 @@ namespace hamgan {
 
 // The words of `text` in the order given. Error (hamgan::Error, without the key's name): an
 // unknown word (the known ones listed), a repeated one, an empty one, or no word at all.
-std::vector<std::string> parse_word_list(const std::string& text, const std::vector<std::string>& words);
+// `noun` names a word in messages ("unknown metric 'x'").
+std::vector<std::string> parse_word_list(const std::string& text, const std::vector<std::string>& words,
+                                         const std::string& noun = "word");
 
 // "a, b, c" of `words`, for messages.
 std::string join_words(const std::vector<std::string>& words, const std::string& sep = ", ");

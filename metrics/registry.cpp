@@ -91,7 +91,7 @@ MetricSet parse_metric_list(const std::string& text) {
   words.push_back("pr"), words.push_back("dc");
   MetricSet m;
   m.add("fid");
-  for (const auto& w : parse_word_list(text, words)) {
+  for (const auto& w : parse_word_list(text, words, "metric")) {
     if (w == "pr") m.add("precision"), m.add("recall");
     else if (w == "dc") m.add("density"), m.add("coverage");
     else m.add(w);

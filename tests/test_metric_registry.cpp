@@ -208,5 +208,5 @@ TEST(MetricRegistry, ListsAreParsedOnceAndNamedInErrors) {
   const std::string e = test::error_of(
       [] { parse_config(test::tiny_checkpoint_yaml(), "sweep", {"train.eval_metrics=fid,bogus"}); });
   EXPECT_NE(e.find("train.eval_metrics"), std::string::npos) << e;
-  EXPECT_NE(e.find("unknown word 'bogus'"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown metric 'bogus'"), std::string::npos) << e;
 }

@@ -122,7 +122,7 @@ TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
   expect_names(fid_error({"--real", dir, "--run", fresh("no_run"), "--metrics", "fid,cas"}), {"--metrics cas"});
   expect_names(fid_error({"--real", "ref.npz", "--checkpoint", "ck.pt", "--real-n", "5"}), {"--real-n 5", "ref.npz"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--real-n", "5"}), {"--real-n 5", "--fake"});
-  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", ""}), {"--metrics ''", "no word"});
+  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", ""}), {"--metrics ''", "no metric"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "fid,,kid"}), {"--metrics 'fid,,kid'", "empty"});
   const std::string flat = noise_folder("flat", 0, 3, 1);
   expect_names(fid_error({"--real", flat, "--checkpoint", "ck.pt", "--metrics", "ifid"}),
@@ -134,7 +134,7 @@ TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
 TEST(TrainRequests, EveryKeyThatCannotBeHonouredFailsAtStartUp) {
   // An unknown metric: refused when the config is read (the registry's names).
   std::string e = test::error_of([] { test::tiny(scorer_keys("train.eval_metrics=bogus")); });
-  expect_names(e, {"key 'train.eval_metrics'", "unknown word 'bogus'", "fid, is, kid"});
+  expect_names(e, {"key 'train.eval_metrics'", "unknown metric 'bogus'", "fid, is, kid"});
   EXPECT_EQ(e.find("--metrics"), std::string::npos) << e;
   expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,cas")), {"train.eval_metrics cas", "scores.csv"});
   expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,is")), {"train.eval_metrics is", "train.eval_features"});

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "gan/train/distributed.h"
 #include "support/process.h"
 
 namespace fs = std::filesystem;
@@ -185,4 +186,30 @@ TEST(Torchrun, AKilledWorkerEndsTheRunWithAnError) {
   ASSERT_GE(st, 0) << "torchrun did not end within 120 s\n" << out;
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << out;
   EXPECT_NE(kill(rank0, 0), 0) << "rank 0 outlived torchrun\n" << out;
+}
+
+// What torchrun's agent sets (torch/distributed/elastic/agent/server/local_elastic_agent.py):
+// with its store every rank is a client, and each restart keeps its keys apart.
+TEST(Torchrun, ItsEnvironmentIsRead) {
+  const std::vector<std::pair<const char*, const char*>> vars = {
+      {"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
+      {"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "29533"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+      {"TORCHELASTIC_RUN_ID", "job7"}, {"TORCHELASTIC_RESTART_COUNT", "2"}};
+  for (const auto& [k, v] : vars) setenv(k, v, 1);
+  hamgan::DistEnv e = hamgan::dist_env_from_environment();
+  EXPECT_EQ(e.rank, 3);
+  EXPECT_EQ(e.world_size, 4);
+  EXPECT_EQ(e.local_rank, 1);
+  EXPECT_EQ(e.local_world_size, 2);
+  EXPECT_EQ(e.master_addr, "10.0.0.7");
+  EXPECT_EQ(e.master_port, 29533);
+  EXPECT_TRUE(e.agent_store);
+  EXPECT_EQ(e.store_prefix, "hamgan/job7/2/");
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);  // e.g. TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: rank 0 serves
+  EXPECT_FALSE(hamgan::dist_env_from_environment().agent_store);
+  for (const auto& [k, v] : vars) unsetenv(k);
+  e = hamgan::dist_env_from_environment();  // hamgan's own --nproc sets none of torchrun's
+  EXPECT_FALSE(e.agent_store);
+  EXPECT_EQ(e.store_prefix, "");
+  EXPECT_EQ(e.local_world_size, 1);
 }

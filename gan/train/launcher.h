@@ -1,5 +1,5 @@
 // `hamgan train --nproc N` on one machine, as torchrun would: the same command started N times
-// as ranks 0..N-1 (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), each with its share of the
+// as ranks 0..N-1 (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), each with --threads or its share of the
 // cores. The launcher relays SIGINT/SIGTERM/SIGHUP to the ranks once, so every rank stops at
 // one iteration with a checkpoint; a rank whose launcher dies stops as if signalled.
 #pragma once
