@@ -2,7 +2,7 @@
 """Fails when a source file includes a header from a higher layer (or a sibling layer).
 
 Layers, bottom to top; a file may include its own layer and any lower one (not a sibling):
-  core -> io -> layers -> metrics -> gan/config -> gan/models -> gan/data -> gan/checkpoint
+  core -> io -> plot -> layers -> metrics -> gan/config -> gan/models -> gan/data -> gan/checkpoint
   -> gan/sample -> gan/train, gan/classifier -> gan/eval, gan/bench -> gan/cli
 A file's layer is the folder it is in (nothing else: no per-file exceptions). Run by CTest as
 check_layers; `check_layers.py [ROOT]`.
@@ -12,12 +12,12 @@ import re
 import sys
 
 # One list per rank; each layer: (name, folders). A folder's subfolders belong to it unless listed.
-LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
+LAYERS = [[("core", ["core/"])], [("io", ["io/"])], [("plot", ["plot/"])], [("layers", ["layers/"])], [("metrics", ["metrics/"])],
           [("gan/config", ["gan/config/"])], [("gan/models", ["gan/models/"])], [("gan/data", ["gan/data/"])],
           [("gan/checkpoint", ["gan/checkpoint/"])], [("gan/sample", ["gan/sample/"])],
           [("gan/train", ["gan/train/"]), ("gan/classifier", ["gan/classifier/"])],
           [("gan/eval", ["gan/eval/"]), ("gan/bench", ["gan/bench/"])], [("gan/cli", ["gan/cli/"])]]
-DIRS = ["core", "io", "layers", "metrics", "gan"]
+DIRS = ["core", "io", "plot", "layers", "metrics", "gan"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

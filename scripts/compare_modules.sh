@@ -43,7 +43,7 @@ one() {  # train (or resume) and score one run; the log goes to OUT/NAME.log
   "$build/hamgan" train --config "$config" --out "$dir" --threads 1 train.iterations="${ITERS:-6000}" \
     generator.context.type="$m" "${extra[@]}" "${OVERRIDES[@]}" >> "$dir.log" 2>&1
   "$build/hamgan" fid --real "$real" --run "$dir" --features "$clf" -n "${N:-1000}" --threads 1 >> "$dir.log" 2>&1
-  echo "compare_modules: $name done ($(tail -n 1 "$dir/fid.csv" | cut -d, -f1,2,7))"
+  echo "compare_modules: $name done ($(tail -n 1 "$dir/scores.csv" | cut -d, -f1,5,8))"
 }
 
 OVERRIDES=("$@")

@@ -73,7 +73,7 @@ KEYS = {
     "train.diffaug": ("comma list of color, translation, cutout; \"\" none", "DiffAugment's transforms on every image D sees, real and fake"),
     "train.lecam_weight": ("[0, 1000000]", "lambda of the LeCam term in D's loss; 0: off"),
     "train.lecam_decay": ("[0, 0.999999]", "EMA decay of LeCam's anchors"),
-    "train.eval_every": (">= 0", "score the EMA G every N iterations (and at the end) as `fid --run` would, into `fid.csv`; 0: off"),
+    "train.eval_every": (">= 0", "score the EMA G every N iterations (and at the end) as `fid --run` would, into `scores.csv`; 0: off"),
     "train.eval_n": ("[2, 1000000]", "samples, and real images of the reference, per score"),
     "train.eval_features": ("path", "a domain classifier (`hamgan classifier train`) to score in; \"\": Inception"),
     "train.eval_real": ("path", "the reference (.npz, image directory or data source); \"\": `data.path`"),

@@ -15,7 +15,7 @@
 # Running it again resumes an unfinished run from the newest checkpoint in OUT (a larger
 # ITERATIONS trains a finished one further).
 # Then scores every checkpoint with a domain classifier (`hamgan fid --features`: domain FID
-# and class accuracy into OUT/fid.csv and OUT/fid.png); the classifier is trained once
+# and class accuracy into OUT/scores.csv and OUT/scores.png); the classifier is trained once
 # (about 2 minutes) and cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,5 +54,5 @@ echo "quickstart: done. Look in $out/:"
 echo "  samples/samples_*.png   sample grids (one row per class, fixed z; EMA generator)"
 echo "  metrics.jsonl           losses, mean D outputs, learning rates, images/s per report"
 echo "  checkpoints/ckpt_*.pt   the last checkpoints (run the script again to resume)"
-[ "${SCORE:-1}" != 0 ] && echo "  fid.csv, fid.png        domain FID and class accuracy of every checkpoint (EMA generator)"
+[ "${SCORE:-1}" != 0 ] && echo "  scores.csv, scores.png  domain FID and class accuracy of every checkpoint (EMA generator)"
 ls -1 "$out/samples" | tail -n 3 | sed "s|^|  latest: $out/samples/|"

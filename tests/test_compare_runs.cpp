@@ -12,7 +12,7 @@
 #include "gan/eval/score_table.h"
 #include "io/decode.h"
 #include "io/image.h"
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
 
@@ -87,7 +87,7 @@ TEST(CompareRuns, SummaryRankingAndFigure) {
   ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 7 * 440, 800}));
   for (int64_t panel = 0; panel < 7; ++panel)
     for (size_t k : {0, 1})
-      EXPECT_GT(count_colour(img, panel * 440, panel * 440 + 440, metrics::plot_palette()[k]), 50)
+      EXPECT_GT(count_colour(img, panel * 440, panel * 440 + 440, plot::plot_palette()[k]), 50)
           << "panel " << panel << " series " << k;
 }
 
@@ -138,14 +138,14 @@ TEST(CompareRuns, ErrorsNameTheRun) {
 // column right of the plotting area, each name in its colour; lines keep their colours.
 TEST(LinePlot, LegendColumnForManySeries) {
   const std::vector<double> xs = {0, 1, 2};
-  std::vector<metrics::Series> series;
+  std::vector<plot::Series> series;
   for (int k = 0; k < 8; ++k)
     series.push_back({"SELF_ATTENTION_" + std::to_string(k), {double(k), double(k) + 1, std::nan("")}});
-  metrics::PlotFrame f;
-  const torch::Tensor img = metrics::line_plot(xs, series, metrics::PlotStyle{}, &f);
+  plot::PlotFrame f;
+  const torch::Tensor img = plot::line_plot(xs, series, plot::PlotStyle{}, &f);
   EXPECT_LT(f.right, 640 - 20 - 100);  // room taken for the column
   for (int k = 0; k < 8; ++k) {
-    const auto c = metrics::plot_palette()[k];
+    const auto c = plot::plot_palette()[k];
     int64_t in_column = 0;
     for (int64_t y = 0; y < img.size(0); ++y)
       for (int64_t x = f.right + 1; x < img.size(1); ++x)
@@ -156,9 +156,9 @@ TEST(LinePlot, LegendColumnForManySeries) {
     EXPECT_EQ((std::array<uint8_t, 3>{at[0].item<uint8_t>(), at[1].item<uint8_t>(), at[2].item<uint8_t>()}), c);
   }
   const std::string e = test::error_of([&] {
-    metrics::PlotStyle narrow;
+    plot::PlotStyle narrow;
     narrow.width = 200;
-    metrics::line_plot(xs, series, narrow);
+    plot::line_plot(xs, series, narrow);
   });
   EXPECT_NE(e.find("too narrow for the legend of 8 series"), std::string::npos) << e;
 }

@@ -16,9 +16,9 @@
 #include "io/decode.h"
 #include "io/image.h"
 #include "io/png.h"
-#include "metrics/bitmap_font.h"
+#include "plot/bitmap_font.h"
 #include "metrics/image_dir.h"
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
@@ -112,17 +112,17 @@ TEST(ScoreTable, AppendReadSkipAndErrors) {
 TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   const std::string p = fresh("plot") + ".png";
   const std::vector<double> xs = {1000, 2000, 3000, 5000}, ys = {80.5, 60.25, 55, 41};
-  metrics::write_line_plot(p, xs, ys);
+  plot::write_line_plot(p, xs, ys);
   ASSERT_FALSE(fs::exists(p + ".tmp"));
   const torch::Tensor img = to_tensor(decode_image(p)).mul(255).round().to(torch::kUInt8);  // [3, H, W]
   ASSERT_EQ(img.sizes(), (std::vector<int64_t>{3, 400, 640}));
-  metrics::PlotFrame f;
-  const torch::Tensor mem = metrics::line_plot(xs, ys, metrics::PlotStyle{}, &f);
+  plot::PlotFrame f;
+  const torch::Tensor mem = plot::line_plot(xs, ys, plot::PlotStyle{}, &f);
   EXPECT_TRUE(torch::equal(mem.permute({2, 0, 1}), img));
   auto rgb = [&](int64_t x, int64_t y) {
     return std::array<int, 3>{img[0][y][x].item<int>(), img[1][y][x].item<int>(), img[2][y][x].item<int>()};
   };
-  const std::array<int, 3> line = {metrics::kPlotLine[0], metrics::kPlotLine[1], metrics::kPlotLine[2]};
+  const std::array<int, 3> line = {plot::kPlotLine[0], plot::kPlotLine[1], plot::kPlotLine[2]};
   for (size_t i = 0; i < xs.size(); ++i) {
     const int64_t x = f.px(xs[i]), y = f.py(ys[i]);
     EXPECT_GT(x, f.left);
@@ -142,7 +142,7 @@ TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   // Tick labels: some black text pixels left of the y axis and below the x axis.
   EXPECT_GT(img.slice(1, f.top, f.bottom).slice(2, 0, f.left - 6).eq(0).sum().item<int64_t>(), 50);
   EXPECT_GT(img.slice(1, f.bottom + 6, 400).eq(0).sum().item<int64_t>(), 50);
-  const auto ticks = metrics::nice_ticks(1000, 5000);
+  const auto ticks = plot::nice_ticks(1000, 5000);
   EXPECT_EQ(ticks, (std::vector<double>{1000, 2000, 3000, 4000, 5000}));
 }
 

@@ -10,9 +10,9 @@
 #include "gan/train/metrics_plot.h"
 #include "io/decode.h"
 #include "io/image.h"
-#include "metrics/bitmap_font.h"
-#include "metrics/labeled_grid.h"
-#include "metrics/line_plot.h"
+#include "plot/bitmap_font.h"
+#include "plot/labeled_grid.h"
+#include "plot/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/tiny_checkpoint.h"
@@ -26,8 +26,8 @@ std::string fresh(const std::string& name) { return test::fresh_dir("test_plots"
 
 // The 0/255 mask a label is drawn with: glyphs at text_scale, white on black.
 torch::Tensor glyph_mask(const std::string& text, int64_t scale) {
-  torch::Tensor m = torch::zeros({metrics::kGlyphH, metrics::text_width(text), 3}, torch::kUInt8);
-  metrics::draw_text(m, 0, 0, text, {255, 255, 255});
+  torch::Tensor m = torch::zeros({plot::kGlyphH, plot::text_width(text), 3}, torch::kUInt8);
+  plot::draw_text(m, 0, 0, text, {255, 255, 255});
   return m.repeat_interleave(scale, 0).repeat_interleave(scale, 1);
 }
 
@@ -45,7 +45,7 @@ TEST(LabeledGrid, LayoutCellsAndLabels) {
   EXPECT_EQ(l.scale, 4);
   EXPECT_EQ(l.cell, 64);
   EXPECT_EQ(l.text_scale, 2);
-  EXPECT_EQ(l.margin, metrics::text_width("10") * 2 + 8);
+  EXPECT_EQ(l.margin, plot::text_width("10") * 2 + 8);
   ASSERT_EQ(g.sizes(), (std::vector<int64_t>{2 * 66 + 2, l.margin + 3 * 66 + 2, 3}));
   // Every cell pixel equals its source pixel (quantised as PNGs are: round((x + 1) 127.5)).
   for (int64_t i = 0; i < 6; ++i) {
@@ -97,21 +97,21 @@ TEST(LabeledGrid, SampleGridCommand) {
 
 // Two series with a legend: each line in its palette colour, the legend names in colour.
 TEST(LinePlot, SeveralSeriesInPaletteColours) {
-  metrics::PlotFrame f;
+  plot::PlotFrame f;
   const std::vector<double> xs = {0, 10, 20, 30};
-  const torch::Tensor img = metrics::line_plot(xs, {{"A", {1, 2, 3, 4}}, {"B", {4, 3, 2, 1}}}, metrics::PlotStyle{}, &f);
+  const torch::Tensor img = plot::line_plot(xs, {{"A", {1, 2, 3, 4}}, {"B", {4, 3, 2, 1}}}, plot::PlotStyle{}, &f);
   auto rgb = [&](int64_t x, int64_t y) {
     return std::array<uint8_t, 3>{img[y][x][0].item<uint8_t>(), img[y][x][1].item<uint8_t>(), img[y][x][2].item<uint8_t>()};
   };
-  EXPECT_EQ(rgb(f.px(0), f.py(1)), metrics::plot_palette()[0]);
-  EXPECT_EQ(rgb(f.px(30), f.py(4)), metrics::plot_palette()[0]);
-  EXPECT_EQ(rgb(f.px(0), f.py(4)), metrics::plot_palette()[1]);
+  EXPECT_EQ(rgb(f.px(0), f.py(1)), plot::plot_palette()[0]);
+  EXPECT_EQ(rgb(f.px(30), f.py(4)), plot::plot_palette()[0]);
+  EXPECT_EQ(rgb(f.px(0), f.py(4)), plot::plot_palette()[1]);
   int64_t legend = 0;  // pixels of series B's colour in the top margin
-  const auto c = metrics::plot_palette()[1];
+  const auto c = plot::plot_palette()[1];
   for (int64_t y = 0; y < f.top; ++y)
     for (int64_t x = 0; x < img.size(1); ++x) legend += rgb(x, y) == c;
   EXPECT_GT(legend, 10);
-  EXPECT_EQ(metrics::stack_panels({img, img}).sizes(), (std::vector<int64_t>{800, 640, 3}));
+  EXPECT_EQ(plot::stack_panels({img, img}).sizes(), (std::vector<int64_t>{800, 640, 3}));
 }
 
 // metrics.jsonl -> metrics.png (losses, D outputs); a resumed run's log (iterations that go

@@ -24,7 +24,7 @@
 #include "io/png.h"
 #include "metrics/classifier.h"
 #include "metrics/image_dir.h"
-#include "metrics/labeled_grid.h"
+#include "plot/labeled_grid.h"
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
@@ -203,7 +203,7 @@ TEST(SampleCommand, ImageFolderLayoutCountsAndNoOverwrite) {
   const torch::Tensor got = to_tensor(decode_image(out + "/002/000001.png")).mul(255).round().to(torch::kUInt8);
   EXPECT_TRUE(torch::equal(got, want));
   // Grid: 2 rows (classes 0, 2) x 8 columns (default --cols), 32 px upscaled to 64 px cells with
-  // 2 px borders, after the class-label column (metrics/labeled_grid.h); RGB for the labels.
+  // 2 px borders, after the class-label column (plot/labeled_grid.h); RGB for the labels.
   const LabeledGridLayout l = labeled_grid_layout(32, 2);
   ASSERT_EQ(l.cell, 64);
   EXPECT_EQ(to_tensor(decode_image(out + "_grid.png")).sizes(), (std::vector<int64_t>{3, 2 * 66 + 2, l.margin + 8 * 66 + 2}));
@@ -320,7 +320,7 @@ TEST(FakeFolder, FidFakeScoresTheSamplesOnly) {
     return test::run_cli(cli::fid, "fid", {"--real", real, "--fake", fake, "--features", clf, "--threads", "1"});
   };
   const std::string with_hidden = fid();
-  const std::string acc = line_of(with_hidden, "class accuracy ");
+  const std::string acc = line_of(with_hidden, "class_acc ");
   EXPECT_NE(acc.find("(per class: 0 "), std::string::npos) << acc;
   EXPECT_NE(acc.find(", 8 "), std::string::npos) << acc;
   EXPECT_EQ(acc.find(", 1 "), std::string::npos) << acc;
@@ -328,7 +328,7 @@ TEST(FakeFolder, FidFakeScoresTheSamplesOnly) {
   fs::remove_all(fake + "/.ipynb_checkpoints");
   const std::string without = fid();
   EXPECT_EQ(line_of(with_hidden, "FID "), line_of(without, "FID ")) << with_hidden << "\n" << without;
-  EXPECT_EQ(acc, line_of(without, "class accuracy "));
+  EXPECT_EQ(acc, line_of(without, "class_acc "));
   // A stray folder is refused before any image is scored.
   add_images(fake, {{"backup", 1}}, 6);
   const std::string e = test::error_of([&] { fid(); });

@@ -17,7 +17,7 @@
 #include "io/output_path.h"
 #include "io/png.h"
 #include "metrics/feature_net.h"
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 #include "metrics/metric.h"
 
 namespace hamgan::eval {
@@ -82,8 +82,8 @@ double median_img_s(const std::string& dir) {
 
 std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs) {
   if (run_dirs.empty()) fail("compare: no --run given");
-  if (run_dirs.size() > metrics::plot_palette().size())
-    fail("compare: ", run_dirs.size(), " runs; at most ", metrics::plot_palette().size(), " fit one figure");
+  if (run_dirs.size() > plot::plot_palette().size())
+    fail("compare: ", run_dirs.size(), " runs; at most ", plot::plot_palette().size(), " fit one figure");
   std::vector<RunSummary> out;
   std::map<std::string, std::string> seen;  // name -> directory
   for (const std::string& dir : run_dirs) {
@@ -139,16 +139,16 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
     if (any) drawn.push_back(k);
   }
   if (drawn.empty()) fail("compare: no run has a finite FID; nothing to draw or rank");
-  metrics::PlotStyle st;
+  plot::PlotStyle st;
   st.width = 800, st.height = 440;
   std::vector<torch::Tensor> panels;
   for (const auto& name : metrics::table_metric_names()) {
     bool all = true;
     for (size_t k : drawn) all = all && std::isfinite(runs[k].last.count(name) ? runs[k].last.at(name) : kNaN);
     if (name != "fid" && !all) continue;
-    std::vector<metrics::Series> series;
+    std::vector<plot::Series> series;
     for (size_t k : drawn) {
-      metrics::Series f{runs[k].name, {}};
+      plot::Series f{runs[k].name, {}};
       for (double x : xs) {
         const auto it = by_run[k].find(static_cast<int64_t>(x));
         f.ys.push_back(it == by_run[k].end() ? kNaN : it->second.value(name));
@@ -158,9 +158,9 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
     st.y_label = name;
     std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
     if (name == "fid" && !runs[0].features.empty()) st.y_label += " (DOMAIN FEATURES)";
-    panels.push_back(metrics::line_plot(xs, series, st));
+    panels.push_back(plot::line_plot(xs, series, st));
   }
-  write_png(png_path, metrics::stack_panels(panels));
+  write_png(png_path, plot::stack_panels(panels));
 }
 
 namespace {

@@ -89,13 +89,17 @@ void check_fid_request(const FidJob& j) {
     fail("--real-n ", j.real_n, ": --real ", j.real, " holds statistics of images already counted (",
          "`fid stats -n` chose them); there are no real images to choose. Give --real as images or a data source, or "
          "drop --real-n");
-  if (j.metrics.has("ifid") && !j.all_metrics) {
+  // The first asked metric that compares each class's real and fake images (ifid).
+  std::string by_class;
+  for (const auto& m : j.metrics.names)
+    if (by_class.empty() && (metrics::metric_entry(m).needs & metrics::kClasses)) by_class = m;
+  if (!by_class.empty() && !j.all_metrics) {
     if (image_dir_without_classes(j.real, j.format))
-      fail("--metrics ifid: intra-class FID compares each class's real and fake images, and --real ", j.real,
-           " has no class directories; give a data source or a folder with one directory per class, or drop ifid");
+      fail("--metrics ", by_class, ": compares each class's real and fake images, and --real ", j.real,
+           " has no class directories; give a data source or a folder with one directory per class, or drop ", by_class);
     if (!j.fake.empty() && fake_dir_without_classes(j.fake))
-      fail("--metrics ifid: intra-class FID compares each class's real and fake images, and --fake ", j.fake,
-           " has no class directories (`hamgan sample` writes one per class), or drop ifid");
+      fail("--metrics ", by_class, ": compares each class's real and fake images, and --fake ", j.fake,
+           " has no class directories (`hamgan sample` writes one per class), or drop ", by_class);
   }
 }
 
@@ -297,7 +301,7 @@ void fid_of_samples(const FidJob& j) {
   }
   const sample::Sampler s(ck, j.sampler, std::cerr);
   const Score sc = score_samples(s, n, *net, ref, j.metrics, j.quantize,
-                                 j.metrics.has("cas") ? cas_of(j, ck, s, n, *net) : nullptr);
+                                 j.metrics.any_needs(metrics::kSamples) ? cas_of(j, ck, s, n, *net) : nullptr);
   std::cerr << ck.path << ": " << sc.n << " samples drawn and through the feature network in " << std::fixed
             << std::setprecision(2) << sc.sample_seconds << " s (" << sc.n / sc.sample_seconds
             << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
@@ -351,9 +355,10 @@ void fid_score(const FidJob& asked) {
   FidJob j = asked;
   if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
     j.metrics = possible_metrics(j.metrics, metric_scope(j));
-    if (j.metrics.has("ifid") && (image_dir_without_classes(j.real, j.format) ||
-                                  (!j.fake.empty() && fake_dir_without_classes(j.fake))))
-      j.metrics.remove("ifid");
+    if (j.metrics.any_needs(metrics::kClasses) &&
+        (image_dir_without_classes(j.real, j.format) || (!j.fake.empty() && fake_dir_without_classes(j.fake))))
+      for (const auto& m : MetricSet(j.metrics).names)
+        if (metrics::metric_entry(m).needs & metrics::kClasses) j.metrics.remove(m);
   }
   if (j.fake.empty()) return fid_of_samples(j);
   const auto net = make_feature_net(j);

@@ -11,7 +11,7 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "io/dir_lock.h"
 #include "io/png.h"
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 
 namespace hamgan::eval {
 
@@ -57,7 +57,7 @@ void plot_run(const std::string& run_dir) {
   if (rows.empty()) return;
   std::vector<double> xs;
   for (const auto& r : rows) xs.push_back(static_cast<double>(r.iteration));
-  metrics::PlotStyle st;
+  plot::PlotStyle st;
   std::vector<torch::Tensor> panels;
   for (const auto& name : metrics::table_metric_names()) {  // a panel per metric with a finite value
     std::vector<double> ys;
@@ -66,9 +66,9 @@ void plot_run(const std::string& run_dir) {
     st.y_label = name;
     std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
     if (name == "fid" && !rows.back().net.empty()) st.y_label += " (DOMAIN FEATURES)";
-    panels.push_back(metrics::line_plot(xs, ys, st));
+    panels.push_back(plot::line_plot(xs, ys, st));
   }
-  if (!panels.empty()) write_png(scores_png(run_dir), metrics::stack_panels(panels));
+  if (!panels.empty()) write_png(scores_png(run_dir), plot::stack_panels(panels));
 }
 
 ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,

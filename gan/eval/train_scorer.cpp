@@ -106,9 +106,10 @@ class TrainScorer {
     // already be of its kind.
     if (!tc.eval_real.empty() && !same_file(tc.eval_real, cfg.data.path))
       check_reference_fits(ref_, cfg.model.n_classes, cfg.model.image_channels, "train.eval_real");
-    if (j.metrics.has("ifid") && !ref_.labels.defined())
-      fail("train.eval_metrics ifid: intra-class FID compares each class's real and fake images, and ", real_key, " ",
-           j.real, " has no classes (a data source or a folder with one directory per class has them)");
+    for (const auto& m : j.metrics.names)  // ifid: by class
+      if ((metrics::metric_entry(m).needs & metrics::kClasses) && !ref_.labels.defined())
+        fail("train.eval_metrics ", m, ": compares each class's real and fake images, and ", real_key, " ",
+             j.real, " has no classes (a data source or a folder with one directory per class has them)");
     opt_.run_dir = run_dir;
     opt_.n = tc.eval_n;
     opt_.n_key = "train.eval_n";

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "metrics/labeled_grid.h"
+#include "plot/labeled_grid.h"
 
 namespace hamgan::sample {
 

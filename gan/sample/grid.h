@@ -18,7 +18,7 @@ constexpr int64_t kMaxGridColumns = 256;
 void check_grid_columns(int64_t cols);
 void check_interpolation_steps(int64_t steps);
 
-// H x W x 3 uint8: metrics/labeled_grid.h's layout (cells >= 64 px, the class index at the
+// H x W x 3 uint8: plot/labeled_grid.h's layout (cells >= 64 px, the class index at the
 // start of each row).
 torch::Tensor class_grid(const Sampler& s, const std::vector<int64_t>& classes, int64_t cols);  // cols <= kMaxGridColumns
 // Linear interpolation z_t = (1 - t) z0 + t z1, t = i / (steps - 1); steps >= 2.

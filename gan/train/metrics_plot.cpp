@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "io/png.h"
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 
 namespace hamgan {
 
@@ -81,13 +81,13 @@ void plot_metrics(const std::string& run_dir) {
     return v;
   };
   xs = column("iteration");
-  metrics::PlotStyle st;
+  plot::PlotStyle st;
   st.y_label = "LOSS";
   const torch::Tensor losses =
-      metrics::line_plot(xs, {{"D REAL", column("d_loss_real")}, {"D FAKE", column("d_loss_fake")}, {"G", column("g_loss")}}, st);
+      plot::line_plot(xs, {{"D REAL", column("d_loss_real")}, {"D FAKE", column("d_loss_fake")}, {"G", column("g_loss")}}, st);
   st.y_label = "MEAN D OUTPUT";
-  const torch::Tensor outputs = metrics::line_plot(xs, {{"D(X)", column("d_real")}, {"D(G(Z))", column("d_fake")}}, st);
-  write_png((fs::path(run_dir) / "metrics.png").string(), metrics::stack_panels({losses, outputs}));
+  const torch::Tensor outputs = plot::line_plot(xs, {{"D(X)", column("d_real")}, {"D(G(Z))", column("d_fake")}}, st);
+  write_png((fs::path(run_dir) / "metrics.png").string(), plot::stack_panels({losses, outputs}));
 }
 
 void redraw_metrics_plot(const std::string& run_dir, const std::function<void(const std::string&)>& warn) {

@@ -13,7 +13,7 @@
 #include "gan/train/trainer.h"
 #include "io/atomic_file.h"
 #include "io/png.h"
-#include "metrics/labeled_grid.h"
+#include "plot/labeled_grid.h"
 
 namespace hamgan {
 

@@ -4,7 +4,7 @@ folder made here: 3 synset directories of JPEGs of 90-300 px, some grayscale, on
 named .JPEG. The block after `<!-- walkthrough: imagenet-folder -->` runs in bash with its variable
 lines (NAME=value at the top) set to this folder, a temporary run directory and small counts,
 and `build/hamgan` replaced by the binary under test. Then: the run's and the samples'
-classes.txt name the synsets, the grid, the classifier and fid.csv exist.
+classes.txt name the synsets, the grid, the classifier and scores.csv exist.
 
 Usage: readme_walkthrough.py SOURCE_DIR HAMGAN_BINARY WORK_DIR
 """
@@ -79,11 +79,11 @@ def main():
     for f in [run / "classes.txt", *run.glob("**/samples_final/classes.txt")]:
         assert f.read_text() == want, (f, f.read_text())
     assert list(run.glob("**/samples_final/classes.txt")), "sample wrote no classes.txt"
-    for f in ["grid.png", "clf.pt", "ref.npz", "fid.csv", "config.yaml"]:
+    for f in ["grid.png", "clf.pt", "ref.npz", "scores.csv", "config.yaml"]:
         assert (run / f).is_file(), f"{run / f} missing"
-    rows = (run / "fid.csv").read_text().splitlines()
+    rows = (run / "scores.csv").read_text().splitlines()
     assert len(rows) >= 2, rows
-    print(f"readme_walkthrough: passed ({len(rows) - 1} fid.csv rows)")
+    print(f"readme_walkthrough: passed ({len(rows) - 1} scores.csv rows)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-// A small line plot written as PNG (FID and class accuracy against iteration for `hamgan fid
-// --run`, the training losses in metrics.png): white background, axes with "nice" ticks
+// A small line plot written as PNG (a run's scores against iteration in scores.png, the
+// training losses in metrics.png): white background, axes with "nice" ticks
 // (1, 2, 5 x 10^k) labelled in a 5x7 bitmap font, each series as a line with a point (5x5
 // square) at every sample (no points when a series has more than 200), a legend when there
 // are several (in the top margin, or in a column at the right when one row does not fit). NaN
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace hamgan::metrics {
+namespace hamgan::plot {
 
 struct PlotStyle {
   int64_t width = 640, height = 400;
@@ -51,4 +51,4 @@ std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 void write_line_plot(const std::string& path, const std::vector<double>& xs, const std::vector<double>& ys,
                      const PlotStyle& style = {});
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::plot

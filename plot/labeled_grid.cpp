@@ -1,11 +1,11 @@
-#include "metrics/labeled_grid.h"
+#include "plot/labeled_grid.h"
 
 #include <algorithm>
 #include <string>
 
 #include "core/error.h"
 #include "io/png.h"
-#include "metrics/bitmap_font.h"
+#include "plot/bitmap_font.h"
 
 namespace hamgan {
 
@@ -15,7 +15,7 @@ LabeledGridLayout labeled_grid_layout(int64_t image_size, int64_t max_label, int
   l.scale = std::max<int64_t>(1, (min_cell + image_size - 1) / image_size);
   l.cell = image_size * l.scale;
   l.text_scale = std::clamp<int64_t>(l.cell / 32, 1, 4);
-  l.margin = metrics::text_width(std::to_string(std::max<int64_t>(0, max_label))) * l.text_scale + 8;
+  l.margin = plot::text_width(std::to_string(std::max<int64_t>(0, max_label))) * l.text_scale + 8;
   return l;
 }
 
@@ -33,8 +33,8 @@ torch::Tensor labeled_grid(const torch::Tensor& images, const torch::Tensor& lab
   torch::Tensor margin = torch::zeros({grid.size(0), l.margin, 3}, torch::kUInt8);
   for (int64_t r = 0; r < rows; ++r) {
     const std::string text = std::to_string(y[r * cols].item<int64_t>());
-    torch::Tensor glyphs = torch::zeros({metrics::kGlyphH, metrics::text_width(text), 3}, torch::kUInt8);
-    metrics::draw_text(glyphs, 0, 0, text, {255, 255, 255});
+    torch::Tensor glyphs = torch::zeros({plot::kGlyphH, plot::text_width(text), 3}, torch::kUInt8);
+    plot::draw_text(glyphs, 0, 0, text, {255, 255, 255});
     glyphs = glyphs.repeat_interleave(l.text_scale, 0).repeat_interleave(l.text_scale, 1);
     const int64_t top = pad + r * (l.cell + pad) + (l.cell - glyphs.size(0)) / 2;
     margin.narrow(0, top, glyphs.size(0)).narrow(1, 4, glyphs.size(1)).copy_(glyphs);

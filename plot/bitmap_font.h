@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hamgan::metrics {
+namespace hamgan::plot {
 
 constexpr int kGlyphW = 5, kGlyphH = 7, kGlyphAdvance = 6;
 
@@ -17,4 +17,4 @@ std::array<uint8_t, 7> glyph(char c);  // row bits, MSB (bit 4) = leftmost pixel
 void draw_text(torch::Tensor& image, int64_t x, int64_t y, const std::string& text, std::array<uint8_t, 3> rgb);
 int64_t text_width(const std::string& text);
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::plot

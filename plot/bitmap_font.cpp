@@ -1,8 +1,8 @@
-#include "metrics/bitmap_font.h"
+#include "plot/bitmap_font.h"
 
 #include <cctype>
 
-namespace hamgan::metrics {
+namespace hamgan::plot {
 
 std::array<uint8_t, 7> glyph(char c) {
   switch (std::toupper(static_cast<unsigned char>(c))) {
@@ -76,4 +76,4 @@ void draw_text(torch::Tensor& image, int64_t x, int64_t y, const std::string& te
   }
 }
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::plot

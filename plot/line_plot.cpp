@@ -1,4 +1,4 @@
-#include "metrics/line_plot.h"
+#include "plot/line_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 
 #include "core/error.h"
 #include "io/png.h"
-#include "metrics/bitmap_font.h"
+#include "plot/bitmap_font.h"
 
-namespace hamgan::metrics {
+namespace hamgan::plot {
 
 int64_t PlotFrame::px(double x) const {
   return left + static_cast<int64_t>(std::lround((x - x0) / (x1 - x0) * static_cast<double>(right - left)));
@@ -186,4 +186,4 @@ void write_line_plot(const std::string& path, const std::vector<double>& xs, con
   write_png(path, line_plot(xs, ys, style));  // write_png replaces the file atomically
 }
 
-}  // namespace hamgan::metrics
+}  // namespace hamgan::plot

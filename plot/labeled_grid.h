@@ -1,6 +1,6 @@
 // A sample grid a person can read: image_grid's layout with every cell upscaled (nearest
 // neighbour, an integer factor) to at least `min_cell` pixels, and each row's class index
-// written at its start in the bitmap font (metrics/bitmap_font.h), white on the black border.
+// written at its start in the bitmap font (plot/bitmap_font.h), white on the black border.
 #pragma once
 #include <torch/torch.h>
 
