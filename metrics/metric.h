@@ -1,5 +1,5 @@
 // An evaluation metric: a number comparing generated images with real ones, named by one word
-// everywhere: `hamgan fid --metrics`, a config's train.eval_metrics and train.best_metric, the
+// everywhere: `hamgan fid --metrics`, a config's eval.metrics and eval.best_metric, the
 // column of a run's scores.csv, its panel of scores.png and `hamgan compare`'s columns.
 // metrics/registry.cpp holds the table, one line per metric (as layers/context/registry.cpp
 // lists the context modules); each metric's function lives in its own file beside its maths.
@@ -57,7 +57,7 @@ using MetricFn = std::function<MetricValue(MetricInputs&)>;
 
 struct MetricEntry {
   std::string name;       // the one word
-  Better better;          // which way is better (train.best_metric, compare)
+  Better better;          // which way is better (eval.best_metric, compare)
   unsigned needs;         // MetricNeeds
   bool automatic;         // computed whenever its needs are met, asked or not (fid, class_acc)
   bool per_checkpoint;    // fit for a run's table (a column, --all); cas takes minutes per score

@@ -611,15 +611,15 @@ TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   EXPECT_NE(e.find("unknown metric 'prc'"), std::string::npos) << e;
 }
 
-// train.eval_every scores the run while it trains, into scores.csv (the rows `fid --run`
-// would write), and keeps the best checkpoint by train.best_metric as best_ckpt_<it>.pt, which
+// eval.every scores the run while it trains, into scores.csv (the rows `fid --run`
+// would write), and keeps the best checkpoint by eval.best_metric as best_ckpt_<it>.pt, which
 // pruning (keep_checkpoints 1) leaves alone.
 TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
   const std::string real = png_dir("train_eval_real", Bands(30, 4).images(), torch::arange(30) % 3);
   const Config cfg = test::tiny(
       "train.iterations=6 train.checkpoint_every=100 train.sample_every=0 train.keep_checkpoints=1 "
-      "train.eval_every=2 train.eval_n=12 train.eval_features=" + tiny_classifier() + " train.eval_real=" + real +
-      " train.eval_metrics=fid,pr train.best_metric=fid train.keep_best=1");
+      "eval.every=2 eval.n=12 eval.features=" + tiny_classifier() + " eval.real=" + real +
+      " eval.metrics=fid,pr eval.best_metric=fid eval.keep_best=1");
   const std::string dir = test::fresh_dir("train_eval");
   std::ostringstream log;
   TrainOptions opt;
@@ -645,10 +645,10 @@ TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
   EXPECT_EQ(files, (std::vector<std::string>{name, "ckpt_000000006.pt"}));
   EXPECT_EQ(load_checkpoint(eval::best_checkpoint_path(dir, best)).iteration, best);
   // A best_metric the scores do not compute is an error before training starts.
-  const Config bad = test::tiny("train.eval_every=2 train.eval_real=" + real + " train.eval_features=" +
-                                tiny_classifier() + " train.best_metric=recall");
+  const Config bad = test::tiny("eval.every=2 eval.real=" + real + " eval.features=" +
+                                tiny_classifier() + " eval.best_metric=recall");
   const std::string e = test::error_of([&] { eval::make_train_scorer(bad, test::fresh_dir("train_eval_bad")); });
-  EXPECT_NE(e.find("train.best_metric recall: not computed"), std::string::npos) << e;
+  EXPECT_NE(e.find("eval.best_metric recall: not computed"), std::string::npos) << e;
 }
 
 // The classification accuracy score on a tiny deterministic case. The "real" test

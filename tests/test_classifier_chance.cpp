@@ -161,7 +161,7 @@ TEST(ClassifierAtUse, AFileAtChanceIsRefusedAndOneWithoutAnAccuracyIsFlagged) {
                                                  "--features", recorded, "--threads", "1"});
                }),
                {recorded, "not clearly above chance"});
-  const Config cfg = test::tiny("train.eval_every=2 train.eval_features=" + recorded);
+  const Config cfg = test::tiny("eval.every=2 eval.features=" + recorded);
   expect_names(test::error_of([&] { eval::make_train_scorer(cfg, fresh("scorer")); }),
                {recorded, "not clearly above chance"});
 

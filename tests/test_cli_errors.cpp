@@ -11,10 +11,10 @@
 #include <fstream>
 
 #include "gan/cli/commands.h"
-#include "gan/eval/fid_csv.h"
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/legacy_fid_csv.h"
 #include "support/oracle.h"
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
@@ -73,12 +73,7 @@ TEST(CliErrors, CompareNeverWritesOverARunsFidCsv) {
   std::vector<std::string> runs;
   for (const char* name : {"q1", "q2"}) {
     const std::string d = fresh(std::string("compare_") + name);
-    for (int64_t it : {10, 20}) {
-      eval::FidRow row;
-      row.iteration = it, row.fid = 50.0 - it, row.n = 10;
-      eval::append_fid_row(d + "/fid.csv", row);
-    }
-    runs.push_back(d);
+    runs.push_back(test::write_legacy_fid_csv(d, {{10, "40"}, {20, "30"}}));
   }
   const std::string before = test::read_text(runs[0] + "/fid.csv");
   const std::string e = test::error_of(

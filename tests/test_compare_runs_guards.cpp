@@ -9,10 +9,10 @@
 
 #include "gan/cli/commands.h"
 #include "gan/eval/compare_runs.h"
-#include "gan/eval/fid_csv.h"
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/legacy_fid_csv.h"
 #include "support/process.h"
 
 using namespace hamgan;
@@ -22,19 +22,10 @@ namespace {
 
 std::string fresh(const std::string& name) { return test::fresh_dir("test_compare_runs_guards", name); }
 
-// DIR/fid.csv with rows {iteration, fid as written} (Inception, n 10): written as text, since a
-// hand-edited or foreign table is what holds "nan" or a repeated iteration.
+// DIR/fid.csv (a run scored before scores.csv) with rows {iteration, fid as written}: written as
+// text, since a hand-edited or foreign table is what holds "nan" or a repeated iteration.
 std::string make_run(const std::string& dir, const std::vector<std::pair<int64_t, std::string>>& rows) {
-  fs::create_directories(dir);
-  std::ofstream f(dir + "/fid.csv");
-  f << eval::kFidCsvHeader << "\n";
-  for (const auto& [it, fid] : rows) {
-    const std::vector<std::string> cells = {std::to_string(it), fid, "", "", "10", "1", "", "inception",
-                                            "",                 "",  "", "", ""};
-    for (size_t k = 0; k < cells.size(); ++k) f << (k ? "," : "") << cells[k];
-    f << "\n";
-  }
-  return dir;
+  return test::write_legacy_fid_csv(dir, rows);
 }
 
 std::string compare(const std::vector<std::string>& args) { return test::run_cli(cli::compare, "compare", args); }

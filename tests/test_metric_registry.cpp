@@ -1,8 +1,8 @@
 // The metric registry sweep: every metric of metrics::metric_registry() through every path that
-// names metrics, on tiny feature sets: asked by name (--metrics, train.eval_metrics, the shorthand
+// names metrics, on tiny feature sets: asked by name (--metrics, eval.metrics, the shorthand
 // pr/dc), computed by score_features where its needs are met and refused with the flag or key
 // named where they are not, its value through a run's scores.csv and back, a panel of scores.png,
-// and train.best_metric. The cases come from the registry itself, so a newly registered metric is
+// and eval.best_metric. The cases come from the registry itself, so a newly registered metric is
 // swept. Values are checked against the maths functions called directly (metrics/*.h).
 #include <gtest/gtest.h>
 
@@ -133,15 +133,15 @@ TEST(MetricRegistry, EveryMetricScoresAsItsMathsFunction) {
     EXPECT_NE(("\n" + printed.str()).find("\n" + e.name + " "), std::string::npos) << printed.str();
     // Without its needs: refused before anything is read, naming the key that asked.
     eval::MetricScope scope;
-    scope.key = "train.eval_metrics";
-    scope.real_key = "train.eval_real", scope.real = "ref.npz";
+    scope.key = "eval.metrics";
+    scope.real_key = "eval.real", scope.real = "ref.npz";
     scope.real_is_stats = true;
     scope.classifier = !classifier;
     scope.no_samples_why = "no samples here";
     const unsigned blocking = metrics::kRealFeatures | metrics::kInception | metrics::kSamples;
     if (e.needs & blocking) {
       const std::string err = test::error_of([&] { eval::check_metrics_possible(m, scope); });
-      EXPECT_NE(err.find("train.eval_metrics " + e.name), std::string::npos) << err;
+      EXPECT_NE(err.find("eval.metrics " + e.name), std::string::npos) << err;
       EXPECT_FALSE(eval::possible_metrics(m, scope).has(e.name));
     }
   }
@@ -163,11 +163,11 @@ TEST(MetricRegistry, EveryTableMetricRoundTripsThroughTheRunTableAndItsPlot) {
   for (const auto& name : metrics::table_metric_names()) {
     SCOPED_TRACE(name);
     EXPECT_NEAR(rows[1].value(name), row.values[name], 1e-9 * row.values[name]);
-    // train.best_metric accepts it; the config reads it as the registry names it.
+    // eval.best_metric accepts it; the config reads it as the registry names it.
     const Config cfg = parse_config(test::tiny_checkpoint_yaml(), "sweep",
-                                    {"train.eval_metrics=" + name, "train.best_metric=" + name});
-    EXPECT_EQ(cfg.train.best_metric, name);
-    EXPECT_TRUE(metrics::parse_metric_list(cfg.train.eval_metrics).has(name));
+                                    {"eval.metrics=" + name, "eval.best_metric=" + name});
+    EXPECT_EQ(cfg.eval.best_metric, name);
+    EXPECT_TRUE(metrics::parse_metric_list(cfg.eval.metrics).has(name));
   }
   eval::plot_run(dir);
   ASSERT_TRUE(fs::exists(eval::scores_png(dir)));
@@ -206,7 +206,7 @@ TEST(MetricRegistry, ListsAreParsedOnceAndNamedInErrors) {
     EXPECT_EQ(e.rfind("--metrics '" + bad + "'", 0), 0u) << e;
   }
   const std::string e = test::error_of(
-      [] { parse_config(test::tiny_checkpoint_yaml(), "sweep", {"train.eval_metrics=fid,bogus"}); });
-  EXPECT_NE(e.find("train.eval_metrics"), std::string::npos) << e;
+      [] { parse_config(test::tiny_checkpoint_yaml(), "sweep", {"eval.metrics=fid,bogus"}); });
+  EXPECT_NE(e.find("eval.metrics"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown metric 'bogus'"), std::string::npos) << e;
 }

@@ -9,13 +9,13 @@
 #include <fstream>
 
 #include "gan/cli/commands.h"
-#include "gan/eval/fid_csv.h"
 #include "io/decode.h"
 #include "io/npz.h"
 #include "io/output_path.h"
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/legacy_fid_csv.h"
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
@@ -42,9 +42,7 @@ RunFiles make_run(const std::string& name) {
   r.ckpt = r.dir + "/checkpoints/ckpt_000000020.pt", r.best = r.dir + "/best_ckpt_000000020.pt";
   write_text(r.config, test::tiny_checkpoint_yaml());
   write_text(r.classes, "000 n01\n001 n02\n002 n03\n");
-  eval::FidRow row;
-  row.iteration = 20, row.fid = 12.5, row.n = 10;
-  eval::append_fid_row(r.fid_csv, row);
+  test::write_legacy_fid_csv(r.dir, {{20, "12.5"}});
   test::write_tiny_checkpoint(r.ckpt, 20, true, 1, test::tiny_checkpoint_yaml());
   fs::copy_file(r.ckpt, r.best);
   return r;
@@ -96,7 +94,7 @@ TEST(OutputPath, SameKindByContentElseRefused) {
              {run.ckpt, "is not an .npz of arrays", "zip archive whose first member is"});
   expect_has(test::error_of([&] { io::check_output_path(png, io::npz_output(), "--out"); }), {png, "(it is a PNG image)"});
   // A table is recognised by its header line.
-  const io::OutputKind table = io::text_output("a fid table", {eval::kFidCsvHeader});
+  const io::OutputKind table = io::text_output("a fid table", {test::kLegacyFidCsvHeader});
   EXPECT_EQ(test::error_of([&] { io::check_output_path(run.fid_csv, table); }), "(no error)");
   expect_has(test::error_of([&] { io::check_output_path(run.config, table); }), {run.config, "is not a fid table"});
 

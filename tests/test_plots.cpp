@@ -7,7 +7,7 @@
 
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/cli/commands.h"
-#include "gan/train/metrics_plot.h"
+#include "gan/train/train_stats_plot.h"
 #include "io/decode.h"
 #include "io/image.h"
 #include "plot/bitmap_font.h"
@@ -116,7 +116,7 @@ TEST(LinePlot, SeveralSeriesInPaletteColours) {
 
 // metrics.jsonl -> metrics.png (losses, D outputs); a resumed run's log (iterations that go
 // back) reads as the resumed history; a malformed line names the file and the line.
-TEST(MetricsPlot, FromJsonlWithResumeAndErrors) {
+TEST(TrainStatsPlot, FromJsonlWithResumeAndErrors) {
   const std::string dir = fresh("metrics");
   fs::create_directories(dir);
   {
@@ -128,23 +128,23 @@ TEST(MetricsPlot, FromJsonlWithResumeAndErrors) {
       j << "{\"iteration\": " << it << ", \"d_loss_real\": 0.5, \"d_loss_fake\": 0.4, \"g_loss\": 1.0, \"d_real\": 0.6, "
         << "\"d_fake\": -0.5, \"img_s\": 12.5}\n";
   }
-  const auto recs = read_metrics_jsonl(dir + "/metrics.jsonl");
+  const auto recs = read_train_stats_log(dir + "/metrics.jsonl");
   ASSERT_EQ(recs.size(), 5u);
   std::vector<double> its;
   for (const auto& r : recs) its.push_back(r.at("iteration"));
   EXPECT_EQ(its, (std::vector<double>{2, 4, 6, 8, 10}));
   EXPECT_DOUBLE_EQ(recs[2].at("g_loss"), 1.0) << "the resumed run's record replaces the interrupted one";
-  plot_metrics(dir);
+  plot_train_stats(dir);
   EXPECT_EQ(to_tensor(decode_image(dir + "/metrics.png")).sizes(), (std::vector<int64_t>{3, 800, 640}));
   EXPECT_FALSE(fs::exists(dir + "/metrics.png.tmp"));
   std::ofstream(dir + "/metrics.jsonl", std::ios::app) << "{\"iteration\": 12, \"g_loss\": oops}\n";
-  const std::string e = test::error_of([&] { plot_metrics(dir); });
+  const std::string e = test::error_of([&] { plot_train_stats(dir); });
   EXPECT_NE(e.find("metrics.jsonl:8"), std::string::npos) << e;
   EXPECT_NE(e.find("g_loss"), std::string::npos) << e;
   // The trainer's call reports the failure once and does not throw.
   std::vector<std::string> warnings;
-  redraw_metrics_plot(dir, [&](const std::string& m) { warnings.push_back(m); });
-  redraw_metrics_plot(dir, [&](const std::string& m) { warnings.push_back(m); });
+  redraw_train_stats_plot(dir, [&](const std::string& m) { warnings.push_back(m); });
+  redraw_train_stats_plot(dir, [&](const std::string& m) { warnings.push_back(m); });
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("metrics.png not drawn"), std::string::npos);
 }

@@ -81,8 +81,8 @@ const std::string& real3() {
 }
 
 std::string scorer_keys(const std::string& extra = "") {
-  return "train.checkpoint_every=100 train.sample_every=0 train.eval_every=2 train.eval_n=6 train.eval_features=" +
-         clf3() + " train.eval_real=" + real3() + (extra.empty() ? "" : " " + extra);
+  return "train.checkpoint_every=100 train.sample_every=0 eval.every=2 eval.n=6 eval.features=" +
+         clf3() + " eval.real=" + real3() + (extra.empty() ? "" : " " + extra);
 }
 
 std::string scorer_error(const std::string& overrides, const std::string& dir_name = "scorer_error") {
@@ -129,39 +129,39 @@ TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
                {"--metrics ifid", "--real " + flat, "class directories"});
 }
 
-// train.eval_*: the same checks before training starts, naming the config key (not a flag that
+// eval.*: the same checks before training starts, naming the config key (not a flag that
 // was never passed).
 TEST(TrainRequests, EveryKeyThatCannotBeHonouredFailsAtStartUp) {
   // An unknown metric: refused when the config is read (the registry's names).
-  std::string e = test::error_of([] { test::tiny(scorer_keys("train.eval_metrics=bogus")); });
-  expect_names(e, {"key 'train.eval_metrics'", "unknown metric 'bogus'", "fid, is, kid"});
+  std::string e = test::error_of([] { test::tiny(scorer_keys("eval.metrics=bogus")); });
+  expect_names(e, {"key 'eval.metrics'", "unknown metric 'bogus'", "fid, is, kid"});
   EXPECT_EQ(e.find("--metrics"), std::string::npos) << e;
-  expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,cas")), {"train.eval_metrics cas", "scores.csv"});
-  expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,is")), {"train.eval_metrics is", "train.eval_features"});
+  expect_names(scorer_error(scorer_keys("eval.metrics=fid,cas")), {"eval.metrics cas", "scores.csv"});
+  expect_names(scorer_error(scorer_keys("eval.metrics=fid,is")), {"eval.metrics is", "eval.features"});
   // An .npz reference has no features for precision: asking for it and ranking by it is an
   // error, not a run that never computes precision and never keeps a best checkpoint.
-  e = scorer_error("train.eval_every=2 train.eval_real=ref.npz train.eval_metrics=fid,pr train.best_metric=precision");
-  expect_names(e, {"train.eval_metrics precision", "train.eval_real ref.npz"});
+  e = scorer_error("eval.every=2 eval.real=ref.npz eval.metrics=fid,pr eval.best_metric=precision");
+  expect_names(e, {"eval.metrics precision", "eval.real ref.npz"});
   const std::string flat = noise_folder("flat_real", 0, 6, 1);
-  expect_names(scorer_error(scorer_keys("train.eval_metrics=fid,ifid train.eval_real=" + flat)),
-               {"train.eval_metrics ifid", "train.eval_real " + flat});
+  expect_names(scorer_error(scorer_keys("eval.metrics=fid,ifid eval.real=" + flat)),
+               {"eval.metrics ifid", "eval.real " + flat});
 }
 
-// train.eval_real must hold what the GAN draws (3 gray classes here); so must the classifier.
+// eval.real must hold what the GAN draws (3 gray classes here); so must the classifier.
 TEST(TrainRequests, AReferenceOrClassifierOfOtherClassesOrChannelsIsRefused) {
   EXPECT_EQ(scorer_error(scorer_keys()), "(no error)");
   const std::string two = noise_folder("two_classes", 2, 3, 1);
-  expect_names(scorer_error(scorer_keys("train.eval_real=" + two)),
-               {"train.eval_real " + two, "2 classes", "draws 3", "model.n_classes"});
+  expect_names(scorer_error(scorer_keys("eval.real=" + two)),
+               {"eval.real " + two, "2 classes", "draws 3", "model.n_classes"});
   const std::string rgb = noise_folder("rgb", 3, 2, 3);
-  expect_names(scorer_error(scorer_keys("train.eval_real=" + rgb)),
-               {"train.eval_real " + rgb, "colour images", "gray", "model.image_channels 1"});
+  expect_names(scorer_error(scorer_keys("eval.real=" + rgb)),
+               {"eval.real " + rgb, "colour images", "gray", "model.image_channels 1"});
   const std::string four = classifier_file(4);
-  expect_names(scorer_error(scorer_keys("train.eval_features=" + four)),
-               {"train.eval_features " + four, "4 classes", "draws 3"});
+  expect_names(scorer_error(scorer_keys("eval.features=" + four)),
+               {"eval.features " + four, "4 classes", "draws 3"});
 }
 
-// One sample count per table: a resumed run with another train.eval_n, or `fid --run` with
+// One sample count per table: a resumed run with another eval.n, or `fid --run` with
 // another -n, is refused rather than mixing rows (and picking the best across them).
 TEST(TrainRequests, AnotherSampleCountThanTheTablesIsRefused) {
   const std::string dir = fresh("eval_n");
@@ -172,7 +172,7 @@ TEST(TrainRequests, AnotherSampleCountThanTheTablesIsRefused) {
   eval::append_run_score(dir, r);
   const Config cfg = test::tiny(scorer_keys());
   expect_names(test::error_of([&] { eval::make_train_scorer(cfg, dir); }),
-               {"scores.csv", "iteration 10", "50 samples", "train.eval_n asks for 6", "train.eval_n 50"});
+               {"scores.csv", "iteration 10", "50 samples", "eval.n asks for 6", "eval.n 50"});
   test::write_tiny_checkpoint(checkpoint_path(dir + "/checkpoints", 20), 20, true, 1, test::tiny_checkpoint_yaml());
   expect_names(fid_error({"--real", real3(), "--run", dir, "-n", "6", "--features", clf3(), "--threads", "1"}),
                {"50 samples", "-n asks for 6"});
@@ -244,4 +244,43 @@ TEST(PrdcDuplicates, ZeroRadiiAreNamedInAWarning) {
   const std::string out = test::run_cli(
       cli::fid, "fid", {"--real", dup, "--fake", dup, "--metrics", "pr,dc", "--features", clf3(), "--threads", "1"});
   expect_names(out, {"warning: precision/recall/density/coverage: the real features of " + dup, "fake features"});
+}
+
+// The reading flags of `fid` and `fid stats` are checked as flags: an error names --channels or
+// --resolution as the user wrote it, not the config key (model.*) the data layer reads with.
+TEST(FidRequests, ReadingFlagsOutOfRangeNameTheFlag) {
+  const std::string fake = noise_folder("fake_for_flags", 3, 2, 1);
+  for (const std::vector<std::string>& flag :
+       {std::vector<std::string>{"--channels", "2"}, {"--resolution", "7"}, {"--batch", "0"}, {"-n", "-1"}}) {
+    std::vector<std::string> score = {"--real", real3(), "--fake", fake, "--features", clf3(), "--threads", "1"};
+    std::vector<std::string> stats = {"stats", "--data", real3(), "--out", fresh("flags") + ".npz", "--features", clf3()};
+    score.insert(score.end(), flag.begin(), flag.end());
+    stats.insert(stats.end(), flag.begin(), flag.end());
+    for (const auto& args : {score, stats}) {
+      const std::string e = fid_error(args);
+      expect_names(e, {flag[0] + " " + flag[1], "expected"});
+      EXPECT_EQ(e.find("model."), std::string::npos) << e;
+    }
+  }
+  EXPECT_FALSE(fs::exists(fresh("flags") + ".npz"));
+}
+
+// A fake set that cannot be scored (fewer than 2 images for a covariance) fails naming the set
+// before the reference is read: here the reference does not even exist, and the error is still
+// about the fakes.
+TEST(FidRequests, AFakeSetOfOneImageFailsBeforeTheReference) {
+  const std::string one = fresh("one_fake");
+  fs::create_directories(one);
+  write_png(one + "/0.png", torch::zeros({32, 32, 1}, torch::kUInt8));
+  const std::string missing = fresh("no_reference_here") + "/absent";
+  std::string e = fid_error({"--real", missing, "--fake", one, "--features", clf3(), "--threads", "1"});
+  expect_names(e, {"--fake " + one, "1 image", "at least 2"});
+  EXPECT_EQ(e.find(missing), std::string::npos) << e;
+  const std::string six = noise_folder("six_fakes", 3, 2, 1);
+  e = fid_error({"--real", missing, "--fake", six, "-n", "1", "--features", clf3(), "--threads", "1"});
+  expect_names(e, {"--fake " + six, "-n 1", "at least 2"});
+  EXPECT_EQ(e.find(missing), std::string::npos) << e;
+  // With a reference that exists, two images score.
+  e = fid_error({"--real", real3(), "--fake", six, "-n", "2", "--features", clf3(), "--threads", "1"});
+  EXPECT_EQ(e, "(no error)");
 }

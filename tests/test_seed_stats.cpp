@@ -126,11 +126,45 @@ TEST(CompareSeeds, TableEqualsTheOraclesAndFilesAreWritten) {
   EXPECT_EQ(curves[3].size(), 2u);  // groups by name: alpha, beta, delta, gamma
 }
 
+// A run scored today writes scores.csv (gan/eval/score_table.h); one scored earlier has only
+// fid.csv; a run with both is read from scores.csv. All three join their groups.
+TEST(CompareSeeds, ReadsScoresCsvAndEarlierFidCsv) {
+  const std::string dir = test::fresh_dir("test_seed_stats", "tables");
+  auto row = [](int64_t it, double fid, double acc) {
+    eval::ScoreRow r;
+    r.iteration = it, r.n = 100, r.seconds = 1;
+    r.values = {{"fid", fid}, {"class_acc", acc}};
+    return r;
+  };
+  fs::create_directories(dir + "/new_s0");
+  eval::append_run_score(dir + "/new_s0", row(100, 40.0, 0.5));
+  eval::append_run_score(dir + "/new_s0", row(200, 30.0, 0.75));
+  fs::create_directories(dir + "/new_s1");
+  std::ofstream(dir + "/new_s1/fid.csv") << "iteration,fid,is,kid,n,seconds\n100,50,nan,nan,100,1\n200,20,nan,nan,100,1\n";
+  fs::create_directories(dir + "/both_s0");
+  std::ofstream(dir + "/both_s0/fid.csv") << "iteration,fid,is,kid,n,seconds\n100,99,nan,nan,100,1\n";
+  eval::append_run_score(dir + "/both_s0", row(300, 10.0, 0.25));  // starts scores.csv with fid.csv's row
+  const auto groups = eval::load_seed_groups(dir);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "both");
+  ASSERT_EQ(groups[0].seeds.at(0).size(), 2u);
+  EXPECT_EQ(groups[0].seeds.at(0).back().value("fid"), 10.0);
+  EXPECT_EQ(groups[1].name, "new");
+  ASSERT_EQ(groups[1].seeds.size(), 2u);
+  EXPECT_EQ(groups[1].seeds.at(0).back().value("fid"), 30.0);
+  EXPECT_EQ(groups[1].seeds.at(0).back().value("class_acc"), 0.75);
+  EXPECT_EQ(groups[1].seeds.at(1).back().value("fid"), 20.0);
+  EXPECT_TRUE(std::isnan(groups[1].seeds.at(1).back().value("class_acc")));
+  // "new": last FID 30 and 20 over two seeds: mean 25, sd sqrt(50) = 7.07.
+  EXPECT_NE(eval::seed_table(groups).find("| new | 2 | 200 | 0.750 | 25.0 ± 7.1 |"), std::string::npos)
+      << eval::seed_table(groups);
+}
+
 TEST(CompareSeeds, ErrorsNameWhatIsWrong) {
   const std::string dir = test::fresh_dir("test_seed_stats", "errors");
   fs::create_directories(dir + "/plain/fid.csv.d");
   std::string e = test::error_of([&] { eval::load_seed_groups(dir + "/plain"); });
-  EXPECT_NE(e.find("no " + dir + "/plain/<name>_s<seed>/fid.csv"), std::string::npos) << e;
+  EXPECT_NE(e.find("no " + dir + "/plain/<name>_s<seed>/scores.csv (or fid.csv) with rows"), std::string::npos) << e;
   e = test::error_of([&] { eval::load_seed_groups(dir + "/missing"); });
   EXPECT_NE(e.find("not a directory"), std::string::npos) << e;
   // A file that is not an earlier output is never replaced, and nothing is written.

@@ -26,7 +26,7 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/zip_reader.h"
-#include "gan/train/metrics_plot.h"
+#include "gan/train/train_stats_plot.h"
 #include "io/decode.h"
 #include "io/image.h"
 #include "support/errors.h"
@@ -128,7 +128,7 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   // and the loss plot, redrawn at every report; the resumed run's log reads as one run.
   EXPECT_EQ(to_tensor(decode_image(a + "/samples/samples_000000006.png")).sizes(), (std::vector<int64_t>{3, 200, 548}));
   EXPECT_EQ(to_tensor(decode_image(a + "/metrics.png")).sizes(), (std::vector<int64_t>{3, 800, 640}));
-  EXPECT_EQ(read_metrics_jsonl(b + "/metrics.jsonl").size(), 6u);
+  EXPECT_EQ(read_train_stats_log(b + "/metrics.jsonl").size(), 6u);
 }
 
 namespace {
@@ -293,7 +293,7 @@ TEST(LrSchedule, ZeroScaleFreezesTheWeightsAndTheLogShowsTheRates) {
   fs::create_directories(b + "/checkpoints");  // b resumes from a's checkpoint 3
   fs::copy_file(checkpoint_path(a + "/checkpoints", 3), checkpoint_path(b + "/checkpoints", 3));
   run(tiny("train.lr_decay=linear train.lr_decay_from=0.5"), b);
-  const auto log = read_metrics_jsonl(a + "/metrics.jsonl");
+  const auto log = read_train_stats_log(a + "/metrics.jsonl");
   ASSERT_EQ(log.size(), 6u);
   const double expected[] = {1, 1, 1, 1, 2.0 / 3, 1.0 / 3};
   for (int i = 0; i < 6; ++i) {

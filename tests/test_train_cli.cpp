@@ -19,9 +19,9 @@ TEST(TrainCli, SyntheticDataWithScoresAgainstDataPathIsRefused) {
   const std::string dir = test::fresh_dir("test_train_cli", "synthetic_scores");
   const std::string e = test::error_of([&] {
     test::run_cli(cli::train, "train",
-                  {"-c", config_path(), "--synthetic", "--out", dir, "--threads", "1", "train.eval_every=5"});
+                  {"-c", config_path(), "--synthetic", "--out", dir, "--threads", "1", "eval.every=5"});
   });
-  for (const char* w : {"--synthetic", "train.eval_every", "data.path", "train.eval_real"})
+  for (const char* w : {"--synthetic", "eval.every", "data.path", "eval.real"})
     EXPECT_NE(e.find(w), std::string::npos) << "'" << w << "' not in: " << e;
   EXPECT_FALSE(fs::exists(dir + "/config.yaml")) << "nothing is written before the check";
 }

@@ -1,7 +1,7 @@
 // Scoring while training must not move training: a score draws from the default generators
 // (the generator it builds to load the checkpoint initialises its weights from them), and a
 // Hamburger G draws its random initial bases from them every forward. A run with
-// train.eval_every must therefore train exactly as one without, and a score must leave the
+// eval.every must therefore train exactly as one without, and a score must leave the
 // generators' state as it found them, on the CPU and on the scoring GPU.
 #include <gtest/gtest.h>
 
@@ -62,8 +62,8 @@ std::string real_folder() {
 // The tiny run with a Hamburger (NMF, random initial bases each forward) as G's context module.
 Config ham_config(const std::string& device, bool eval) {
   return test::tiny("generator.context.type=ham_nmf train.iterations=4 train.checkpoint_every=2 "
-                    "train.sample_every=0 train.device=" + device + " train.eval_n=6 train.eval_features=" +
-                    classifier_file() + " train.eval_real=" + real_folder() + (eval ? " train.eval_every=2" : ""));
+                    "train.sample_every=0 train.device=" + device + " eval.n=6 eval.features=" +
+                    classifier_file() + " eval.real=" + real_folder() + (eval ? " eval.every=2" : ""));
 }
 
 struct Trained {
@@ -118,7 +118,7 @@ void expect_same_training(const Trained& a, const Trained& b) {
 
 }  // namespace
 
-// The same run with and without train.eval_every: the same losses at every iteration and the
+// The same run with and without eval.every: the same losses at every iteration and the
 // same final weights. The score at iteration 2 loads a checkpoint between the iterations that
 // draw NMF bases; building its generator must not take initial weights from training's stream.
 TEST(TrainScorerRng, ScoringWhileTrainingDoesNotChangeTraining) {

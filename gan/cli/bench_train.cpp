@@ -10,9 +10,9 @@ namespace hamgan::cli {
 int bench_train(int argc, char** argv) {
   cxxopts::Options opts("hamgan bench train", "Time training iterations on synthetic data");
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
+  add_train_batch_option(opts);
   opts.add_options()("iters", "timed iterations", cxxopts::value<int64_t>()->default_value("20"))(
       "warmup", "untimed iterations first", cxxopts::value<int64_t>()->default_value("3"))(
-      "batch", "batch size (default: train.batch_size)", cxxopts::value<int64_t>())(
       "profile", "then profile --iters more iterations: the operators by self time");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
@@ -20,8 +20,7 @@ int bench_train(int argc, char** argv) {
   set_threads(r);
   Config cfg = config_from(r);
   if (r.count("batch")) {
-    cfg.train.batch_size = r["batch"].as<int64_t>();
-    if (cfg.train.batch_size < 1) fail("--batch: expected >= 1");
+    cfg.train.batch_size = train_batch_of(r, cfg.train.batch_size);
     if (cfg.train.batch_size % cfg.train.accumulate != 0) cfg.train.accumulate = 1;
   }
   run_train_bench(cfg, r["iters"].as<int64_t>(), r["warmup"].as<int64_t>(),

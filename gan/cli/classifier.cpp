@@ -28,25 +28,24 @@ int classifier_train(int argc, char** argv) {
   cxxopts::Options o("hamgan classifier train",
                      "Train a small CNN on a labelled data source, for `hamgan fid --features` (FID in its features "
                      "and class accuracy); prints its accuracy on the source's test split or a held-out split");
-  o.add_options()("data", "data source (fmnist/cifar10 directory, ImageFolder, packed file; default: the config's)",
+  add_data_option(o);
+  add_out_option(o, "the classifier file");
+  add_overwrite_option(o, "an earlier file");
+  add_resolution_option(o);
+  add_channels_option(o);
+  o.add_options()("c,config", "GAN config: its data.path, data.format, model.resolution and model.image_channels are the defaults",
                   cxxopts::value<std::string>())(
-"out", "classifier file to write", cxxopts::value<std::string>())(
-      "c,config", "GAN config: its data source, model.resolution and model.image_channels are the defaults",
-      cxxopts::value<std::string>())(
-      "resolution", "image size the classifier sees: the GAN's (default: the config's, else 32)",
-      cxxopts::value<int64_t>())(
-      "channels", "1 or 3 (default: the config's, else 1 for fmnist, else 3)", cxxopts::value<int64_t>())(
       "epochs", "passes over the training images, but at least 200 optimizer steps (default 3)",
       cxxopts::value<int64_t>())(
       "steps", "optimizer steps to train (instead of --epochs)", cxxopts::value<int64_t>())(
-      "batch", "images per step", cxxopts::value<int64_t>()->default_value("128"))(
+      "batch", "images per classifier training step (the classifier's own, not the GAN's train.batch_size)",
+      cxxopts::value<int64_t>()->default_value("128"))(
       "lr", "Adam learning rate (cosine decay to 0)", cxxopts::value<double>()->default_value("0.002"))(
       "width", "channels of the first conv (doubled per block, at most 8x)", cxxopts::value<int64_t>()->default_value("16"))(
       "feature-dim", "penultimate features (the FID statistics' dimension)",
       cxxopts::value<int64_t>()->default_value("128"))(
       "holdout", "fraction held out for the accuracy when the source has no test split",
-      cxxopts::value<double>()->default_value("0.1"))(
-      "overwrite", "replace an existing --out file");
+      cxxopts::value<double>()->default_value("0.1"));
   add_seed_option(o, "initial weights, order and flips");
   add_threads_option(o);
   add_workers_option(o);
@@ -54,14 +53,13 @@ int classifier_train(int argc, char** argv) {
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
-  if (!r.count("out")) fail("classifier train: --out FILE is required");
+  const std::string out = out_of(r);
   if (!r.count("data") && !r.count("config")) fail("classifier train: --data SRC (or -c config) is required");
-  const std::string out = r["out"].as<std::string>();
   if (std::filesystem::exists(out) && !r.count("overwrite"))
     fail("--out ", out, ": exists; pass --overwrite to replace it, or choose another --out");
   set_threads(r);
   DataConfig dc;
-  int64_t res = 32, ch = 0;
+  int64_t res = kDefaultResolution, ch = 0;
   if (r.count("config")) {
     const Config cfg = load_config(r["config"].as<std::string>());
     dc = cfg.data, res = cfg.model.resolution, ch = cfg.model.image_channels;
@@ -69,9 +67,9 @@ int classifier_train(int argc, char** argv) {
   if (r.count("data")) dc.path = r["data"].as<std::string>(), dc.format = DataFormat::Auto;
   if (r.count("format")) dc.format = format_of(r);
   dc.format = resolve_format(dc.format, dc.path);
-  if (r.count("resolution")) res = r["resolution"].as<int64_t>();
-  if (r.count("channels")) ch = r["channels"].as<int64_t>();
-  if (ch == 0) ch = dc.format == DataFormat::Fmnist ? 1 : 3;
+  res = resolution_of(r, res);
+  if (channels_of(r) != 0) ch = channels_of(r);
+  if (ch == 0) ch = default_channels(dc.format);
 
   ClassifierTrainOptions opt;
   if (r.count("epochs") && r.count("steps")) fail("classifier train: --epochs and --steps: give one of them");

@@ -2,11 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <thread>
-
 #include "core/error.h"
-#include "core/threads.h"
 
 namespace hamgan::cli {
 
@@ -73,51 +69,6 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& o, int argc,
   if (!r.count("help")) return r;
   std::cout << o.help() << "\n";
   return std::nullopt;
-}
-
-void add_workers_option(cxxopts::Options& o) {
-  o.add_options()("workers", "threads that read and decode images (data loader, image directories)",
-                  cxxopts::value<int64_t>()->default_value("2"));
-}
-
-void add_device_option(cxxopts::Options& o) {
-  o.add_options()("device", "cpu, cuda or auto (cuda when available), as train.device",
-                  cxxopts::value<std::string>()->default_value("auto"));
-}
-
-int64_t workers_of(const cxxopts::ParseResult& r) {
-  const int64_t n = r["workers"].as<int64_t>();
-  if (n < 1 || n > 256) fail("--workers: expected 1..256, got ", n);
-  return n;
-}
-
-void add_threads_option(cxxopts::Options& o) {
-  o.add_options()("threads", "CPU threads (LibTorch's, or prepare's decoders; default: all cores)",
-                  cxxopts::value<int>());
-}
-
-int threads_of(const cxxopts::ParseResult& r) {
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  if (!r.count("threads")) return cores;
-  // Far more threads than cores only contend (1000 on 2 cores take minutes to start).
-  const int n = r["threads"].as<int>(), most = 4 * cores;
-  if (n < 1 || n > most) fail("--threads ", n, ": expected 1..", most, " (at most 4 x the ", cores, " cores here)");
-  return n;
-}
-
-void set_threads(const cxxopts::ParseResult& r) { hamgan::set_threads(threads_of(r)); }
-
-void add_format_option(cxxopts::Options& o, const std::string& of) {
-  o.add_options()("format", "format of " + of + ": fmnist, cifar10, folder, packed or auto (detected from the path)",
-                  cxxopts::value<std::string>()->default_value("auto"));
-}
-
-DataFormat format_of(const cxxopts::ParseResult& r) {
-  return word_from("--format", r["format"].as<std::string>(), kDataFormatWords);
-}
-
-void add_seed_option(cxxopts::Options& o, const std::string& what) {
-  o.add_options()("seed", what, cxxopts::value<uint64_t>()->default_value("0"));
 }
 
 }  // namespace hamgan::cli

@@ -15,11 +15,12 @@ namespace hamgan::cli {
 int compare(int argc, char** argv) {
   cxxopts::Options opts("hamgan compare",
                         "Scored runs (hamgan fid --run) side by side: one figure, one table, a ranking");
-  opts.add_options()("run", "a run directory with fid.csv (repeat, up to 10)",
+  add_out_option(opts, "a prefix: OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair); with --seeds OUT.md "
+                       "and OUT.svg (optional)");
+  opts.add_options()("run", "a scored run directory (scores.csv, or an earlier fid.csv; repeat, up to 10)",
                      cxxopts::value<std::vector<std::string>>())(
-      "out", "writes OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair)", cxxopts::value<std::string>())(
-      "seeds", "instead of --run: every DIR/<name>_s<seed>/fid.csv, grouped by name (mean +- sd over seeds, "
-      "Welch's t); --out writes OUT.md and OUT.svg", cxxopts::value<std::string>())(
+      "seeds", "instead of --run: every DIR/<name>_s<seed> with a score table, grouped by name (mean +- sd over "
+      "seeds, Welch's t)", cxxopts::value<std::string>())(
       "from", "with --seeds: the figure's first iteration", cxxopts::value<int64_t>()->default_value("0"));
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
@@ -33,9 +34,8 @@ int compare(int argc, char** argv) {
   }
   if (r.count("from")) fail("compare: --from applies to --seeds only");
   if (!r.count("run")) fail("compare: expected --run DIR (one per run to compare)");
-  if (!r.count("out")) fail("compare: expected --out PREFIX (writes PREFIX.png and PREFIX.csv)");
+  const std::string out = eval::compare_prefix(out_of(r));
   const auto dirs = r["run"].as<std::vector<std::string>>();
-  const std::string out = eval::compare_prefix(r["out"].as<std::string>());
   eval::check_compare_outputs(out);  // before any run is read: a refusal costs nothing
   const auto runs = eval::summarize_runs(dirs);
   eval::plot_runs(dirs, out + ".png");

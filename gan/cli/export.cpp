@@ -14,16 +14,15 @@ int export_cmd(int argc, char** argv) {
                      "A checkpoint's generator (EMA G by default) as DIR/model.safetensors (spectral norm folded "
                      "into plain weights) and DIR/config.json, for python/hamgan_py and ONNX");
   add_generator_options(o);
-  o.add_options()("out", "output directory (new, empty, or an earlier export)", cxxopts::value<std::string>());
+  add_out_option(o, "the export directory (new, empty, or an earlier export)");
   add_threads_option(o);
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   if (!r.count("checkpoint")) fail("export: --checkpoint FILE is required");
-  if (!r.count("out")) fail("export: --out DIR is required");
   const int64_t standing = r["standing-batches"].as<int64_t>();
   if (standing < 0) fail("--standing-batches ", standing, ": expected >= 0");
-  const std::string out = r["out"].as<std::string>();
+  const std::string out = out_of(r);
   sample::check_export_dir(out, "--out");  // before the checkpoint is read
   set_threads(r);
   const CheckpointData ck = load_checkpoint(r["checkpoint"].as<std::string>(), torch::kCPU);

@@ -24,7 +24,7 @@ int bench(const cxxopts::ParseResult& r, const std::string& src, DataFormat form
   const double open_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_open).count();
   LoaderOptions lo;
-  lo.batch_size = r["batch"].as<int64_t>();
+  lo.batch_size = train_batch_of(r, TrainConfig{}.batch_size);
   lo.workers = workers_of(r);
   Loader loader(data, lo);
   const int64_t n = r["bench"].as<int64_t>();
@@ -46,14 +46,14 @@ int bench(const cxxopts::ParseResult& r, const std::string& src, DataFormat form
 int prepare(int argc, char** argv) {
   cxxopts::Options opts("hamgan prepare",
                         "Convert a dataset (fmnist, cifar10, ImageFolder) into one packed file");
-  opts.add_options()("data", "source path", cxxopts::value<std::string>())(
-      "out", "packed file to write", cxxopts::value<std::string>())(
-      "resolution", "image side", cxxopts::value<int64_t>()->default_value("128"))(
-      "channels", "1 or 3", cxxopts::value<int64_t>()->default_value("3"))(
-      "jpeg-decoder", "libjpeg | stb", cxxopts::value<std::string>()->default_value("libjpeg"))(
+  add_data_option(opts);
+  add_out_option(opts, "the packed file (not needed with --bench)");
+  add_resolution_option(opts);
+  add_channels_option(opts);
+  add_train_batch_option(opts);  // the loader batch --bench times
+  opts.add_options()("jpeg-decoder", "libjpeg | stb", cxxopts::value<std::string>()->default_value("libjpeg"))(
       "bench", "instead of writing: time N loader batches from --data",
-      cxxopts::value<int64_t>()->default_value("0"))(
-      "batch", "batch size for --bench", cxxopts::value<int64_t>()->default_value("64"));
+      cxxopts::value<int64_t>()->default_value("0"));
   add_workers_option(opts);
   add_format_option(opts, "--data");
   add_threads_option(opts);
@@ -61,19 +61,21 @@ int prepare(int argc, char** argv) {
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   if (!r.count("data")) fail("--data: required (the source dataset path)");
+  const bool bench_only = r["bench"].as<int64_t>() > 0;
+  const std::string out = bench_only ? std::string() : out_of(r);  // before the source is read
   const std::string dec = r["jpeg-decoder"].as<std::string>();
   if (dec != "libjpeg" && dec != "stb") fail("--jpeg-decoder '", dec, "': expected libjpeg or stb");
   set_jpeg_decoder(dec == "stb" ? JpegDecoder::stb : JpegDecoder::libjpeg);
   const std::string src = r["data"].as<std::string>();
   const DataFormat format = format_of(r);
-  const int64_t res = r["resolution"].as<int64_t>(), ch = r["channels"].as<int64_t>();
-  if (r["bench"].as<int64_t>() > 0) return bench(r, src, format, res, ch);
-  if (!r.count("out")) fail("--out: required (the packed file to write)");
+  const int64_t res = resolution_of(r, kDefaultResolution);
+  const int64_t ch = channels_of(r) != 0 ? channels_of(r) : default_channels(resolve_format(format, src));
+  if (bench_only) return bench(r, src, format, res, ch);
 
   PrepareOptions po;
   po.source = src;
   po.format = format;
-  po.out = r["out"].as<std::string>();
+  po.out = out;
   po.resolution = res;
   po.channels = ch;
   po.threads = threads_of(r);

@@ -44,7 +44,7 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   sample::check_truncation(s.truncation);  // before any checkpoint is read
   s.ema = r.count("no-ema") == 0;
   s.standing_batches = r["standing-batches"].as<int64_t>();
-  s.batch = r["batch"].as<int64_t>();
+  s.batch = batch_of(r);
   s.device = resolve_device(r["device"].as<std::string>(), "--device");
   return s;
 }
@@ -77,12 +77,12 @@ void check_picture_paths(const cxxopts::ParseResult& r, const std::string& out) 
 int sample_cmd(int argc, char** argv) {
   cxxopts::Options o("hamgan sample", "Samples of a checkpoint as PNGs in an ImageFolder layout DIR/<class>/<k>.png");
   add_sample_options(o);
-  o.add_options()("batch", "images per generator batch", cxxopts::value<int64_t>()->default_value("50"))(
-      "n,count", "total images, split evenly over the classes", cxxopts::value<int64_t>()->default_value("0"))(
-      "classes", "all or a comma list of class indices", cxxopts::value<std::string>()->default_value("all"))(
+  add_batch_option(o);
+  add_count_option(o, "in all, split evenly over the classes (or --per-class)", "0");
+  add_out_option(o, "the image directory DIR/<class>/<k>.png (not needed with --grid / --interpolate alone)");
+  add_overwrite_option(o, "files (a non-empty directory)");
+  o.add_options()("classes", "all or a comma list of class indices", cxxopts::value<std::string>()->default_value("all"))(
       "per-class", "images per class (instead of -n)", cxxopts::value<int64_t>()->default_value("0"))(
-      "out", "output directory", cxxopts::value<std::string>())(
-      "overwrite", "write into a non-empty --out")(
       "grid", "also a class grid PNG (one row per class; replaces an earlier PNG only)", cxxopts::value<std::string>())(
       "cols", "grid columns", cxxopts::value<int64_t>()->default_value("8"))(
       "interpolate", "also latent interpolation rows PNG (one row per class; replaces an earlier PNG only)",
@@ -95,11 +95,10 @@ int sample_cmd(int argc, char** argv) {
   const cxxopts::ParseResult& r = *parsed;
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
   const bool images = r.count("out") > 0;
-  if (!images && !r.count("grid") && !r.count("interpolate"))
-    fail("sample: --out DIR is required (or --grid / --interpolate alone)");
+  if (!images && !r.count("grid") && !r.count("interpolate")) out_of(r);  // the missing --out error
   set_threads(r);
-  for (const char* k : {"n", "per-class"})
-    if (r[k].as<int64_t>() < 0) fail(k == std::string("n") ? "-" : "--", k, " ", r[k].as<int64_t>(), ": expected >= 0");
+  const int64_t count = count_of(r);
+  if (r["per-class"].as<int64_t>() < 0) fail("--per-class ", r["per-class"].as<int64_t>(), ": expected >= 0");
   for (const char* k : {"cols", "steps"})  // a picture row, not a data set: bounded before any work
     if (r[k].as<int64_t>() > sample::kMaxGridColumns)
       fail("--", k, " ", r[k].as<int64_t>(), ": expected at most ", sample::kMaxGridColumns, " images per row");
@@ -117,7 +116,7 @@ int sample_cmd(int argc, char** argv) {
   const sample::Sampler s(ck, opt, std::cerr);
   const auto classes = sample::parse_classes(r["classes"].as<std::string>(), s.n_classes());
   if (images) {
-    const auto items = sample::make_plan(classes, r["n"].as<int64_t>(), r["per-class"].as<int64_t>());
+    const auto items = sample::make_plan(classes, count, r["per-class"].as<int64_t>());
     sample::prepare_output_dir(out, r.count("overwrite") > 0);
     for (int64_t c : classes) fs::create_directories(fs::path(sample::sample_path(out, c, 0)).parent_path());
     const auto t0 = std::chrono::steady_clock::now();

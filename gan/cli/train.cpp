@@ -14,9 +14,8 @@ namespace hamgan::cli {
 int train(int argc, char** argv) {
   cxxopts::Options opts("hamgan train", "Train a class-conditional GAN (resumes from --out)");
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
-  opts.add_options()("o,out", "output directory (checkpoints/, samples/, metrics.jsonl)",
-                     cxxopts::value<std::string>())(
-      "synthetic", "train on a synthetic dataset instead of data.*")(
+  add_out_option(opts, "the run directory (checkpoints/, samples/, metrics.jsonl; resumed when it holds a run)");
+  opts.add_options()("synthetic", "train on a synthetic dataset instead of data.*")(
       "nproc", "data-parallel worker processes on this machine (Gloo); for many nodes start "
                "each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
       cxxopts::value<int>()->default_value("1"));
@@ -24,7 +23,7 @@ int train(int argc, char** argv) {
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
-  if (!r.count("out")) fail("--out: expected an output directory");
+  const std::string out = out_of(r);
   const int nproc = r["nproc"].as<int>();
   if (nproc < 1 || nproc > 1024) fail("--nproc: expected 1..1024, got ", nproc);
   const DistEnv env = dist_env_from_environment();
@@ -46,18 +45,18 @@ int train(int argc, char** argv) {
     set_threads(r);
   TrainJob job;
   job.cfg = config_from(r);
-  job.out_dir = r["out"].as<std::string>();
+  job.out_dir = out;
   job.synthetic = r.count("synthetic") > 0;
   job.workers = workers_of(r);
   // --synthetic replaces data.*: scores against data.path would compare G with images this run
   // never trains on.
-  if (job.synthetic && job.cfg.train.eval_every > 0 && job.cfg.train.eval_real.empty())
-    fail("--synthetic with train.eval_every=", job.cfg.train.eval_every, ": the scores would compare G with data.path (",
-         job.cfg.data.path, "), which a synthetic run does not train on; set train.eval_every=0, or name a "
-         "reference of the synthetic images in train.eval_real");
+  if (job.synthetic && job.cfg.eval.every > 0 && job.cfg.eval.real.empty())
+    fail("--synthetic with eval.every=", job.cfg.eval.every, ": the scores would compare G with data.path (",
+         job.cfg.data.path, "), which a synthetic run does not train on; set eval.every=0, or name a "
+         "reference of the synthetic images in eval.real");
   // The scorer's feature network and reference load before training starts: a bad path fails
   // before anything is written.
-  if (job.cfg.train.eval_every > 0 && env.rank == 0) job.eval = eval::make_train_scorer(job.cfg, job.out_dir);
+  if (job.cfg.eval.every > 0 && env.rank == 0) job.eval = eval::make_train_scorer(job.cfg, job.out_dir);
   run_train_job(job, env);
   return 0;
 }

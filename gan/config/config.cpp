@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -23,6 +24,15 @@ const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear,
 const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
                                             {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},
                                             {DataFormat::Auto, "auto"}};
+
+const std::vector<std::pair<std::string, std::string>>& moved_eval_keys() {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"train.eval_every", "eval.every"},       {"train.eval_n", "eval.n"},
+      {"train.eval_features", "eval.features"}, {"train.eval_real", "eval.real"},
+      {"train.eval_metrics", "eval.metrics"},   {"train.best_metric", "eval.best_metric"},
+      {"train.keep_best", "eval.keep_best"}};
+  return keys;
+}
 
 namespace {
 
@@ -57,12 +67,50 @@ void check_context_resolution(ConfigNode& parent, const std::string& key,
                                            list + "), got " + std::to_string(c.resolution));
 }
 
+// One line per set of old keys and process: the stored configs of a run's checkpoints are all
+// read, and say the same.
+void note_moved(const std::string& where, const std::string& from, const std::string& to) {
+  static std::set<std::string> said;
+  if (said.insert(from).second)
+    std::cerr << "note: " << where << ": " << from << " read as " << to << " (evaluation keys are in eval:)\n";
+}
+
+// A "train.eval_n=50" override set under its new key.
+std::string moved_override(const std::string& assignment) {
+  for (const auto& [from, to] : moved_eval_keys())
+    if (assignment.rfind(from + "=", 0) == 0) {
+      note_moved("override", from, to);
+      return to + assignment.substr(from.size());
+    }
+  return assignment;
+}
+
+// One file's tree (before bases merge: a preset may still say train.eval_n over a base that
+// says eval.n) with the moved keys under their new names; both names in one file is an error.
+void move_eval_keys(YAML::Node& root, const std::string& name) {
+  if (!root.IsMap() || !root["train"] || !root["train"].IsMap()) return;
+  if (root["eval"] && !root["eval"].IsMap() && !root["eval"].IsNull()) return;  // the eval: reader names it
+  YAML::Node train = root["train"];
+  std::string froms, tos;
+  for (const auto& [from, to] : moved_eval_keys()) {
+    const std::string old_key = from.substr(from.find('.') + 1), new_key = to.substr(to.find('.') + 1);
+    if (!train[old_key]) continue;
+    if (root["eval"] && root["eval"].IsMap() && root["eval"][new_key])
+      fail(name, ": keys '", from, "' and '", to, "': the same setting twice; expected ", to, " only");
+    if (!root["eval"] || root["eval"].IsNull()) root["eval"] = YAML::Node(YAML::NodeType::Map);
+    root["eval"][new_key] = YAML::Clone(train[old_key]);
+    train.remove(old_key);
+    froms += (froms.empty() ? "" : ", ") + from, tos += (tos.empty() ? "" : ", ") + to;
+  }
+  if (!froms.empty()) note_moved(name, froms, tos);
+}
+
 Config parse_tree(YAML::Node root, const std::string& name,
                   const std::vector<std::string>& overrides) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  for (const auto& o : overrides) source->overridden.insert(apply_override(root, o));
+  for (const auto& o : overrides) source->overridden.insert(apply_override(root, moved_override(o)));
 
   Config cfg;
   cfg.source = name;
@@ -152,18 +200,6 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.diffaug = diffaug_policy(t, t.string("diffaug", ""));
   cfg.train.lecam_weight = t.real("lecam_weight", cfg.train.lecam_weight, 0.0, 1e6);
   cfg.train.lecam_decay = t.real("lecam_decay", cfg.train.lecam_decay, 0.0, 0.999999);
-  cfg.train.eval_every = t.integer("eval_every", cfg.train.eval_every, 0);
-  cfg.train.eval_n = t.integer("eval_n", cfg.train.eval_n, 2, kMaxFidSamples);
-  cfg.train.eval_features = t.string("eval_features", cfg.train.eval_features);
-  cfg.train.eval_real = t.string("eval_real", cfg.train.eval_real);
-  cfg.train.eval_metrics = t.string("eval_metrics", cfg.train.eval_metrics);
-  try {  // the registry's names (metrics/metric.h), in its order
-    cfg.train.eval_metrics = metrics::parse_metric_list(cfg.train.eval_metrics).text();
-  } catch (const Error& e) {
-    t.fail_key("eval_metrics", e.what());
-  }
-  cfg.train.best_metric = t.choice("best_metric", cfg.train.best_metric, metrics::table_metric_names());
-  cfg.train.keep_best = t.integer("keep_best", cfg.train.keep_best, 1, 1000);
   cfg.train.init_from = t.string("init_from", cfg.train.init_from);
   cfg.train.init_optimizer = t.boolean("init_optimizer", cfg.train.init_optimizer);
   cfg.train.freeze_d = t.integer("freeze_d", cfg.train.freeze_d, 0);
@@ -180,6 +216,18 @@ Config parse_tree(YAML::Node root, const std::string& name,
   dt.finish();
 
   ConfigNode ev = top.child("eval");  // absent in older checkpoints' configs: defaults
+  cfg.eval.every = ev.integer("every", cfg.eval.every, 0);
+  cfg.eval.n = ev.integer("n", cfg.eval.n, 2, kMaxFidSamples);
+  cfg.eval.features = ev.string("features", cfg.eval.features);
+  cfg.eval.real = ev.string("real", cfg.eval.real);
+  cfg.eval.metrics = ev.string("metrics", cfg.eval.metrics);
+  try {  // the registry's names (metrics/metric.h), in its order
+    cfg.eval.metrics = metrics::parse_metric_list(cfg.eval.metrics).text();
+  } catch (const Error& e) {
+    ev.fail_key("metrics", e.what());
+  }
+  cfg.eval.best_metric = ev.choice("best_metric", cfg.eval.best_metric, metrics::table_metric_names());
+  cfg.eval.keep_best = ev.integer("keep_best", cfg.eval.keep_best, 1, 1000);
   cfg.eval.inception = ev.string("inception", cfg.eval.inception);
   cfg.eval.fid_n = ev.integer("fid_n", cfg.eval.fid_n, 2, kMaxFidSamples);
   ev.finish();
@@ -293,6 +341,7 @@ YAML::Node merge_over(YAML::Node base, const YAML::Node& top) {
 // A preset's `base: FILE` (relative to the preset): the base's keys (and its own base's),
 // overridden by the preset's. `chain` holds the files read so far, for cycles and messages.
 YAML::Node resolve_base(YAML::Node root, const std::string& name, std::vector<std::string>& chain) {
+  move_eval_keys(root, name);
   if (!root["base"]) return root;
   const YAML::Node b = root["base"];
   if (!b.IsScalar() || b.Scalar().empty())

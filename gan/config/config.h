@@ -1,6 +1,7 @@
 // The resolved hamgan configuration: typed structs read from YAML with overrides.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "layers/context/context.h"
@@ -89,15 +90,6 @@ struct TrainConfig {
   DiffAugPolicy diffaug;
   double lecam_weight = 0.0;       // lambda of the LeCam term in D's loss (gan/train/lecam.h)
   double lecam_decay = 0.99;       // its anchors' EMA decay
-  // Scoring while training (gan/eval/train_scorer.h): every eval_every iterations (0: off) a
-  // checkpoint is written and its EMA G scored as `fid --run` would, into fid.csv.
-  int64_t eval_every = 0;
-  int64_t eval_n = 1000;              // samples, and real images of the reference, per score
-  std::string eval_features;          // domain classifier (fid --features); "": Inception
-  std::string eval_real;              // reference (.npz, images, data source); "": data.path
-  std::string eval_metrics = "fid";   // as fid --metrics: metric names (metrics/registry.cpp), checked when read
-  std::string best_metric = "fid";    // a metric of a run's table (metrics/registry.cpp); ranks the kept best checkpoints
-  int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
   // Fine-tuning (gan/train/init_from.h): a new run starts from G, D and EMA G of this hamgan
   // checkpoint ("": from scratch); class-conditional tensors are re-initialised when
   // model.n_classes differs. A resumed run ignores it. init_optimizer: Adam's moments too.
@@ -117,12 +109,26 @@ struct DataConfig {
 // features per sample in memory (8 GB at the bound).
 constexpr int64_t kMaxFidSamples = 1'000'000;
 
-// Evaluation (FID/IS/KID): Inception weights path ("" = --inception or $HAMGAN_INCEPTION
-// must give one) and the default number of samples `hamgan fid --run/--checkpoint` draws.
+// Evaluation, in training and by `hamgan fid` (gan/eval/eval_spec.h). Scoring while training
+// (gan/eval/train_scorer.h): every `every` iterations (0: off) a checkpoint is written and its
+// EMA G scored as `fid --run` would, into scores.csv. Inception weights path ("" = --inception
+// or $HAMGAN_INCEPTION must give one) and the default number of samples `hamgan fid
+// --run/--checkpoint` draws serve both.
 struct EvalConfig {
+  int64_t every = 0;
+  int64_t n = 1000;                   // samples, and real images of the reference, per score
+  std::string features;               // domain classifier (fid --features); "": Inception
+  std::string real;                   // reference (.npz, images, data source); "": data.path
+  std::string metrics = "fid";        // as fid --metrics: metric names (metrics/registry.cpp), checked when read
+  std::string best_metric = "fid";    // a metric of a run's table (metrics/registry.cpp); ranks the kept best checkpoints
+  int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
   std::string inception;
   int64_t fid_n = 10000;
 };
+
+// The keys that the eval: section took over from train: (train.eval_n -> eval.n, ...): read
+// under their new name, with a note (configs of older runs and checkpoints still load).
+const std::vector<std::pair<std::string, std::string>>& moved_eval_keys();
 
 struct Config {
   ModelConfig model;

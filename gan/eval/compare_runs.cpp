@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "gan/eval/score_table.h"
-#include "gan/train/metrics_plot.h"
+#include "gan/train/train_stats_plot.h"
 #include "io/atomic_file.h"
 #include "io/output_path.h"
 #include "io/png.h"
@@ -69,7 +69,7 @@ double median_img_s(const std::string& dir) {
   const std::string log = (fs::path(dir) / "metrics.jsonl").string();
   if (!fs::is_regular_file(log)) return kNaN;
   std::vector<double> v;
-  for (const auto& rec : read_metrics_jsonl(log)) {
+  for (const auto& rec : read_train_stats_log(log)) {
     const auto it = rec.find("img_s");
     if (it != rec.end() && std::isfinite(it->second)) v.push_back(it->second);
   }

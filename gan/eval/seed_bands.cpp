@@ -30,8 +30,6 @@ std::string escaped(const std::string& s) {
   return out;
 }
 
-double value(const FidRow& r, const std::string& metric) { return metric == "fid" ? r.fid : r.class_acc; }
-
 std::string text(double x, double y, const std::string& anchor, const std::string& body, bool bold = false) {
   return "<text x=\"" + num("%.1f", x) + "\" y=\"" + num("%.1f", y) + "\" text-anchor=\"" + anchor + "\"" +
          (bold ? " font-weight=\"bold\"" : "") + ">" + escaped(body) + "</text>\n";
@@ -90,8 +88,8 @@ std::vector<std::vector<BandPoint>> seed_curves(const std::vector<SeedGroup>& gr
   for (const SeedGroup& g : groups) {
     std::map<int64_t, std::vector<double>> at;  // iteration -> one value per seed that has it
     for (const auto& [seed, rows] : g.seeds)
-      for (const FidRow& r : rows)
-        if (r.iteration >= from) at[r.iteration].push_back(value(r, metric));
+      for (const ScoreRow& r : rows)
+        if (r.iteration >= from) at[r.iteration].push_back(r.value(metric));
     std::vector<BandPoint> pts;
     for (const auto& [it, values] : at) {
       if (values.size() != g.seeds.size()) continue;  // not every seed scored it

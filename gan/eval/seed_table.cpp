@@ -47,12 +47,12 @@ std::string t_cell(const WelchT& w) {
 }
 
 // Per seed: the metric at the last checkpoint, or the mean over the last four (NaN if any is).
-std::vector<double> per_seed(const SeedGroup& g, double FidRow::*metric, size_t last) {
+std::vector<double> per_seed(const SeedGroup& g, const std::string& metric, size_t last) {
   std::vector<double> out;
   for (const auto& [seed, rows] : g.seeds) {
     const size_t k = std::min(last, rows.size());
     double sum = 0;
-    for (size_t i = rows.size() - k; i < rows.size(); ++i) sum += rows[i].*metric;
+    for (size_t i = rows.size() - k; i < rows.size(); ++i) sum += rows[i].value(metric);
     out.push_back(sum / static_cast<double>(k));
   }
   return out;
@@ -70,16 +70,15 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
   for (const auto& e : entries) {
     std::smatch m;
     const std::string name = e.filename().string();
-    const fs::path csv = e / "fid.csv";
-    if (!std::regex_match(name, m, seeded) || !fs::is_regular_file(csv)) continue;
-    std::vector<FidRow> rows = read_fid_csv(csv.string());
+    if (!std::regex_match(name, m, seeded) || !fs::is_directory(e)) continue;
+    std::vector<ScoreRow> rows = read_run_scores(e.string());  // scores.csv, else an earlier fid.csv
     if (rows.empty()) continue;
-    std::stable_sort(rows.begin(), rows.end(), [](const FidRow& a, const FidRow& b) { return a.iteration < b.iteration; });
+    std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
     SeedGroup& g = by_name[m[1].str()];
     g.name = m[1].str();
     g.seeds[std::stoll(m[2].str())] = std::move(rows);
   }
-  if (by_name.empty()) fail("compare --seeds '", dir, "': no ", dir, "/<name>_s<seed>/fid.csv with rows found");
+  if (by_name.empty()) fail("compare --seeds '", dir, "': no ", dir, "/<name>_s<seed>/scores.csv (or fid.csv) with rows found");
   std::vector<SeedGroup> groups;
   for (auto& [name, g] : by_name) groups.push_back(std::move(g));
   return groups;
@@ -93,15 +92,15 @@ std::string seed_table(const std::vector<SeedGroup>& groups) {
   };
   std::vector<Line> lines;
   for (const SeedGroup& g : groups) {
-    Line l{&g, per_seed(g, &FidRow::class_acc, 4), per_seed(g, &FidRow::fid, 4), ""};
+    Line l{&g, per_seed(g, "class_acc", 4), per_seed(g, "fid", 4), ""};
     std::set<int64_t> its;
     for (const auto& [seed, rows] : g.seeds) its.insert(rows.back().iteration);
     std::string it_text;
     for (int64_t it : its) it_text += (it_text.empty() ? "" : "/") + std::to_string(it);
     l.text = std::to_string(g.seeds.size()) + " | " + it_text + " | " +
-             cell(mean_sd(per_seed(g, &FidRow::class_acc, 1)), 3) + " | " + cell(mean_sd(per_seed(g, &FidRow::fid, 1)), 1) +
-             " | " + cell(mean_sd(per_seed(g, &FidRow::precision, 1)), 3) + " | " +
-             cell(mean_sd(per_seed(g, &FidRow::recall, 1)), 3) + " | " + cell(mean_sd(l.acc4), 3) + " | " +
+             cell(mean_sd(per_seed(g, "class_acc", 1)), 3) + " | " + cell(mean_sd(per_seed(g, "fid", 1)), 1) +
+             " | " + cell(mean_sd(per_seed(g, "precision", 1)), 3) + " | " +
+             cell(mean_sd(per_seed(g, "recall", 1)), 3) + " | " + cell(mean_sd(l.acc4), 3) + " | " +
              cell(mean_sd(l.fid4), 1);
     lines.push_back(std::move(l));
   }

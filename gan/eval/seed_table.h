@@ -1,7 +1,8 @@
 // `hamgan compare --seeds DIR`: runs that differ only in their seed, summarised per name. Every
-// DIR/<name>_s<seed>/fid.csv (as SEEDS=... scripts/compare_modules.sh writes them) joins the
-// group <name>; a folder without the _s<seed> suffix is not part of any group. Per group: the
-// last checkpoint's class accuracy, FID, precision and recall, and the mean of the last four
+// DIR/<name>_s<seed> with a score table (gan/eval/score_table.h: scores.csv, or a run's earlier
+// fid.csv; as SEEDS=... scripts/compare_modules.sh writes them) joins the group <name>; a
+// folder without the _s<seed> suffix is not part of any group. Per group: the last
+// checkpoint's class accuracy, FID, precision and recall, and the mean of the last four
 // checkpoints' class accuracy and FID (one 1000-sample score moves by about +-8 FID), each as
 // mean +- sd over the seeds (gan/eval/seed_stats.h); rows ranked by the last-four FID, and
 // Welch's t (with its two-sided p) of each row's last-four FID and class accuracy against the
@@ -13,17 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "gan/eval/fid_csv.h"
+#include "gan/eval/score_table.h"
 
 namespace hamgan::eval {
 
 struct SeedGroup {
   std::string name;
-  std::map<int64_t, std::vector<FidRow>> seeds;  // seed -> its fid.csv rows, by iteration
+  std::map<int64_t, std::vector<ScoreRow>> seeds;  // seed -> its score table's rows, by iteration
 };
 
 // The groups of DIR, by name. Error (hamgan::Error) naming DIR when it holds no
-// <name>_s<seed>/fid.csv with rows, or a malformed fid.csv naming that file.
+// <name>_s<seed> whose score table has rows, or a malformed table naming that file.
 std::vector<SeedGroup> load_seed_groups(const std::string& dir);
 
 // The Markdown table described above (header, rule, one line per group).

@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/rng_scope.h"
 #include "gan/checkpoint/checkpoint.h"
-#include "gan/eval/fid_job.h"
+#include "gan/eval/evaluate.h"
 #include "gan/eval/score_run.h"
 #include "gan/train/distributed.h"
 #include "gan/train/tensorboard_log.h"
@@ -59,60 +59,47 @@ void check_best_metric(const std::string& best, const MetricSet& set, bool class
   const metrics::MetricEntry& e = metrics::metric_entry(best);
   const bool ok = set.has(best) || (e.automatic && (!(e.needs & metrics::kClassifier) || classifier));
   if (!ok)
-    fail("train.best_metric ", best, ": not computed by train.eval_metrics '", set.text(), "'",
-         (e.needs & metrics::kClassifier) ? " (class_acc needs train.eval_features, a domain classifier)" : "");
+    fail("eval.best_metric ", best, ": not computed by eval.metrics '", set.text(), "'",
+         (e.needs & metrics::kClassifier) ? " (class_acc needs eval.features, a domain classifier)" : "");
 }
 
 class TrainScorer {
  public:
   TrainScorer(const Config& cfg, const std::string& run_dir) : cfg_(cfg) {
-    const TrainConfig& tc = cfg.train;
-    FidJob j;
-    j.features = tc.eval_features;
-    j.real = tc.eval_real.empty() ? cfg.data.path : tc.eval_real;
-    if (tc.eval_real.empty()) j.format = cfg.data.format;
-    const std::string real_key = tc.eval_real.empty() ? "data.path" : "train.eval_real";
-    j.device = train_device(word_of(tc.device, kDeviceWords));
+    const EvalConfig& ec = cfg.eval;
+    const EvalSpec spec = eval_spec_from_config(cfg, run_dir);
+    const EvalSettings& j = spec.settings;
     // A score draws from the default generators as training does (the generator built to load
     // the checkpoint initialises its weights from them, a Hamburger draws its random bases): on a
-    // stream of its own it neither moves training's (train.eval_every would change the run) nor
+    // stream of its own it neither moves training's (eval.every would change the run) nor
     // depends on when it runs.
     const RngScope rng(j.device, kScoringSeed);  // loading a classifier initialises one first
     // Every request checked before anything is read: a metric that cannot be computed here is an
     // error naming the key, not an empty column.
-    j.metrics = parse_metrics(tc.eval_metrics, "train.eval_metrics");
-    MetricScope scope;
-    scope.key = "train.eval_metrics";
-    scope.real_key = real_key, scope.real = j.real;
-    scope.real_is_stats = is_npz(j.real);
-    scope.classifier = !j.features.empty();
-    scope.features_key = "train.eval_features";
-    scope.no_samples_why = "trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score a "
-                           "checkpoint with `hamgan fid --checkpoint CK --metrics cas`";
-    check_metrics_possible(j.metrics, scope);
-    check_best_metric(tc.best_metric, j.metrics, scope.classifier);
-    check_run_n(run_dir, tc.eval_n, "train.eval_n");
+    check_request(spec);
+    check_best_metric(ec.best_metric, j.metrics, !j.features.empty());
+    check_run_n(run_dir, ec.n, j.keys.n);
     net_ = make_feature_net(j, &cfg);
     if (net_->n_classes() > 0 && net_->n_classes() != cfg.model.n_classes)
-      fail("train.eval_features ", tc.eval_features, ": a classifier of ", net_->n_classes(),
+      fail("eval.features ", ec.features, ": a classifier of ", net_->n_classes(),
            " classes, and the GAN draws ", cfg.model.n_classes, " (model.n_classes): its class accuracy would judge "
            "the samples by other classes. Train one on the GAN's data (`hamgan classifier train -c CONFIG`)");
     check_run_net(run_dir, net_->identity());
-    ReferenceOptions ro = reference_options(j, tc.eval_n, &cfg, *net_);
+    ReferenceOptions ro = reference_options(j, j.n, &cfg, *net_);
     ro.at_most = true;
     if (ro.channels == 0) ro.channels = cfg.model.image_channels;  // a data source read as the GAN's images
     ref_ = load_reference(j.real, ro, *net_);
     // The training data is what the GAN learns, converted to its channels; another reference must
     // already be of its kind.
-    if (!tc.eval_real.empty() && !same_file(tc.eval_real, cfg.data.path))
-      check_reference_fits(ref_, cfg.model.n_classes, cfg.model.image_channels, "train.eval_real");
+    if (!ec.real.empty() && !same_file(ec.real, cfg.data.path))
+      check_reference_fits(ref_, cfg.model.n_classes, cfg.model.image_channels, "eval.real");
     for (const auto& m : j.metrics.names)  // ifid: by class
       if ((metrics::metric_entry(m).needs & metrics::kClasses) && !ref_.labels.defined())
-        fail("train.eval_metrics ", m, ": compares each class's real and fake images, and ", real_key, " ",
+        fail(j.keys.metrics, " ", m, ": compares each class's real and fake images, and ", j.keys.real, " ",
              j.real, " has no classes (a data source or a folder with one directory per class has them)");
     opt_.run_dir = run_dir;
-    opt_.n = tc.eval_n;
-    opt_.n_key = "train.eval_n";
+    opt_.n = j.n;
+    opt_.n_key = j.keys.n;
     opt_.metrics = j.metrics;
     opt_.sampler.device = j.device;
     // The checkpoints of earlier sessions: a row for one of them was written after it, by an
@@ -138,7 +125,7 @@ class TrainScorer {
       filled_gaps_ = true;
       const std::set<int64_t> scored = scored_iterations(read_run_scores(opt_.run_dir));
       for (const auto& [it, path] : run_checkpoints(opt_.run_dir)) {
-        if (it >= iteration || !every(cfg_.train.eval_every, it) || scored.count(it)) continue;
+        if (it >= iteration || !every(cfg_.eval.every, it) || scored.count(it)) continue;
         std::optional<CheckpointData> c;
         try {
           c = load_checkpoint(path, opt_.sampler.device);
@@ -182,11 +169,11 @@ class TrainScorer {
   // Links this checkpoint when it is among the best K by best_metric, then removes best files
   // that fell out (after the link: a crash leaves one too many, never one too few).
   std::string keep_best(int64_t iteration, const std::string& checkpoint, const std::string& csv) {
-    const TrainConfig& tc = cfg_.train;
+    const EvalConfig& tc = cfg_.eval;
     std::vector<std::pair<double, int64_t>> ranked;  // (value, iteration), better first
     const bool lower = metrics::lower_is_better(tc.best_metric);
     for (const ScoreRow& r : read_run_scores(opt_.run_dir)) {
-      if (r.n != tc.eval_n || r.net != net_->identity()) continue;  // only scores that compare
+      if (r.n != tc.n || r.net != net_->identity()) continue;  // only scores that compare
       const double v = r.value(tc.best_metric);
       if (std::isfinite(v)) ranked.emplace_back(lower ? v : -v, r.iteration);
     }

@@ -1,12 +1,13 @@
 // Scoring while training (BigGAN-PyTorch's test_every + which_best, StyleGAN2-ADA's
-// metric snapshots): every train.eval_every iterations the training loop writes a checkpoint
-// and this scores its EMA generator exactly as `hamgan fid --run` would (train.eval_n samples
-// from seed 0, the same scores.csv row and scores.png), then keeps the train.keep_best best
-// checkpoints by train.best_metric (a metric of the registry, metrics/registry.cpp, ranked in
+// metric snapshots): every eval.every iterations the training loop writes a checkpoint
+// and this scores its EMA generator exactly as `hamgan fid --run` would (eval.n samples
+// from seed 0, the same scores.csv row and scores.png), then keeps the eval.keep_best best
+// checkpoints by eval.best_metric (a metric of the registry, metrics/registry.cpp, ranked in
 // its direction) as checkpoints/best_ckpt_<iteration>.pt: hard links (a copy
-// where links fail) that checkpoint pruning never touches. Feature network: train.eval_features
-// (a domain classifier), else Inception (eval.inception); reference: train.eval_real, else
-// the training data, a class-balanced subset of eval_n images.
+// where links fail) that checkpoint pruning never touches. Feature network: eval.features
+// (a domain classifier), else Inception (eval.inception); reference: eval.real, else
+// the training data, a class-balanced subset of eval.n images. The evaluation is the spec
+// eval_spec_from_config builds (gan/eval/eval_spec.h), as `hamgan fid --run` builds its own.
 //
 // A score measures training without moving it: it draws from its own seeded stream, and the
 // default generators training draws from (CPU, and the scoring device's on CUDA) are restored
@@ -22,7 +23,7 @@
 namespace hamgan::eval {
 
 // Loads the feature network and the reference now (errors before training starts: a metric,
-// best_metric, reference, classifier or eval_n the scores cannot honour or would mix into the
+// best_metric, reference, classifier or n the scores cannot honour or would mix into the
 // table); the hook holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
 EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir);
 

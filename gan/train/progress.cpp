@@ -29,7 +29,7 @@ Progress::Progress(std::ostream& out, const std::string& metrics_path)
   }
 }
 
-void Progress::report(const TrainMetrics& m) {
+void Progress::report(const TrainStats& m) {
   const auto& st = m.stat;
   const auto& n = kStatNames;
   char line[320];

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "gan/train/train_metrics.h"
+#include "gan/train/train_stats.h"
 
 namespace hamgan {
 
@@ -14,7 +14,7 @@ class Progress {
  public:
   // `metrics_path` empty: no log file. Appends (a resumed run continues the file).
   Progress(std::ostream& out, const std::string& metrics_path);
-  void report(const TrainMetrics& m);
+  void report(const TrainStats& m);
   // A message on its own line (ends an in-place line first).
   void message(const std::string& text);
   void finish();

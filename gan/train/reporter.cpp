@@ -5,7 +5,7 @@
 
 #include "core/cpu_features.h"
 #include "core/error.h"
-#include "gan/train/metrics_plot.h"
+#include "gan/train/train_stats_plot.h"
 #include "gan/train/run_dir.h"
 #include "gan/train/trainer.h"
 
@@ -74,7 +74,7 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   const torch::Tensor mean = s.mean(0).to(torch::kDouble);
   const auto now = clock::now();
   const double dt = std::chrono::duration<double>(now - last_report_).count();
-  TrainMetrics m;
+  TrainStats m;
   m.iteration = t.iteration();
   m.total = cfg_.train.iterations;
   m.wall_s = std::chrono::duration<double>(now - t0_).count();
@@ -86,9 +86,9 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   m.d_lr = cfg_.train.d_lr * t.lr_scale();
   if (stop.time_limit_s() > 0) m.time_left_s = std::max(0.0, stop.time_limit_s() - m.wall_s);
   progress_->report(m);
-  tensorboard_->metrics(m);
+  tensorboard_->train_stats(m);
   announce_speed(t, m.it_s, stop);
-  if (lead_) redraw_metrics_plot(dir.path(), [this](const std::string& w) { progress_->message(w); });
+  if (lead_) redraw_train_stats_plot(dir.path(), [this](const std::string& w) { progress_->message(w); });
   last_report_ = now;
   last_report_it_ = t.iteration();
 }

@@ -17,7 +17,7 @@
 #include "gan/train/progress.h"
 #include "gan/train/stop_policy.h"
 #include "gan/train/tensorboard_log.h"
-#include "gan/train/train_metrics.h"
+#include "gan/train/train_stats.h"
 
 namespace hamgan {
 

@@ -19,7 +19,7 @@ void TensorBoardLog::start(int64_t first_step) {
   writer_->flush();
 }
 
-void TensorBoardLog::metrics(const TrainMetrics& m) {
+void TensorBoardLog::train_stats(const TrainStats& m) {
   if (!writer_) return;
   // The keys and values of progress.cpp's metrics.jsonl row, but its iteration (the step).
   std::vector<std::pair<std::string, double>> v = {{"train/wall_s", m.wall_s}, {"train/d_loss", m.d_loss()}};

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "gan/train/train_metrics.h"
+#include "gan/train/train_stats.h"
 #include "io/tfevents_writer.h"
 
 namespace hamgan {
@@ -28,7 +28,7 @@ class TensorBoardLog {
   // The session's new events file, from `first_step` on (the iteration after the resumed one).
   void start(int64_t first_step);
   // metrics.jsonl's row as train/<key> scalars at m.iteration; flushed.
-  void metrics(const TrainMetrics& m);
+  void train_stats(const TrainStats& m);
   // Scalars under their own tags at `step`; non-finite values are left out. Flushed.
   void scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values);
   // An H x W x C uint8 image (io/png.h) at `step`; flushed.

@@ -16,7 +16,7 @@ struct TrainJob {
   std::string out_dir;
   bool synthetic = false;  // gan/data/synthetic.h instead of data.* (smoke runs)
   int64_t workers = 2;     // image-decoding threads of the loader
-  EvalHook eval;           // the lead rank's scorer of train.eval_every (gan/eval/train_scorer.h)
+  EvalHook eval;           // the lead rank's scorer of eval.every (gan/eval/train_scorer.h)
 };
 
 void run_train_job(const TrainJob& job, const DistEnv& env);

@@ -410,7 +410,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       const bool report_point = it == first_it || every(tc.log_every, it) || every(tc.checkpoint_every, it);
       const std::optional<TrainOutcome> stopping = stop.check(report_point);
       if (report_point || stopping) report.report(t, stop, dir);
-      const bool eval_point = opt.eval && every(tc.eval_every, it);
+      const bool eval_point = opt.eval && every(cfg.eval.every, it);
       if (every(tc.sample_every, it)) report.tensorboard().image(it, "samples", dir.save_grid(t));
       if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
       if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say);
@@ -435,7 +435,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
   }
   // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.
-  if (opt.eval && tc.eval_every > 0 && last_eval != t.iteration() && lead && !interrupted)
+  if (opt.eval && cfg.eval.every > 0 && last_eval != t.iteration() && lead && !interrupted)
     opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say);
   report.finish(outcome, t, dir);
   return {outcome, t.iteration()};

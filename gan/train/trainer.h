@@ -22,7 +22,7 @@
 #include "gan/train/lecam.h"
 #include "gan/train/losses.h"
 #include "gan/train/stop_policy.h"
-#include "gan/train/train_metrics.h"
+#include "gan/train/train_stats.h"
 
 namespace hamgan {
 
@@ -96,7 +96,7 @@ class Trainer {
 };
 
 // Scores a checkpoint while training (gan/eval/train_scorer.h plugs in; gan/train cannot see
-// gan/eval): called on the lead rank at every train.eval_every iteration and at the end, with
+// gan/eval): called on the lead rank at every eval.every iteration and at the end, with
 // the checkpoint just written; `say` prints a line between the progress lines.
 using EvalHook = std::function<void(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say)>;
 
@@ -107,7 +107,7 @@ struct TrainOptions {
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
   std::optional<torch::Device> device;  // this rank's; unset: train_device(train.device, dp)
   std::vector<std::string> class_names;  // the data's (synsets); a new run writes classes.txt
-  EvalHook eval;                          // train.eval_every's scorer; null: none
+  EvalHook eval;                          // eval.every's scorer; null: none
 };
 
 struct TrainResult {

@@ -1,6 +1,6 @@
 // Every number the trainer logs, named once. Trainer::step computes the per-iteration
 // statistics on the device in Stat order; the NaN check, the progress line and the keys of
-// metrics.jsonl all take their names from kStatNames, and one report is a TrainMetrics.
+// metrics.jsonl all take their names from kStatNames, and one report is a TrainStats.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -25,7 +25,7 @@ inline constexpr std::array<StatName, kNumStats> kStatNames = {{
 }};
 
 // One report: the statistics averaged over the iterations since the previous report.
-struct TrainMetrics {
+struct TrainStats {
   int64_t iteration = 0, total = 0;
   double wall_s = 0;          // since this process started training
   double it_s = 0, img_s = 0; // since the previous report; img/s counts real images seen by D (all ranks)

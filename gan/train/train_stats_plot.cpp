@@ -1,4 +1,4 @@
-#include "gan/train/metrics_plot.h"
+#include "gan/train/train_stats_plot.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -53,7 +53,7 @@ std::map<std::string, double> parse_line(const std::string& line, const std::str
 
 }  // namespace
 
-std::vector<std::map<std::string, double>> read_metrics_jsonl(const std::string& path) {
+std::vector<std::map<std::string, double>> read_train_stats_log(const std::string& path) {
   std::vector<std::map<std::string, double>> out;
   std::ifstream in(path);
   if (!in) return out;
@@ -68,8 +68,8 @@ std::vector<std::map<std::string, double>> read_metrics_jsonl(const std::string&
   return out;
 }
 
-void plot_metrics(const std::string& run_dir) {
-  const auto recs = read_metrics_jsonl((fs::path(run_dir) / "metrics.jsonl").string());
+void plot_train_stats(const std::string& run_dir) {
+  const auto recs = read_train_stats_log((fs::path(run_dir) / "metrics.jsonl").string());
   if (recs.empty()) return;
   std::vector<double> xs;
   const auto column = [&](const char* key) {
@@ -90,10 +90,10 @@ void plot_metrics(const std::string& run_dir) {
   write_png((fs::path(run_dir) / "metrics.png").string(), plot::stack_panels({losses, outputs}));
 }
 
-void redraw_metrics_plot(const std::string& run_dir, const std::function<void(const std::string&)>& warn) {
+void redraw_train_stats_plot(const std::string& run_dir, const std::function<void(const std::string&)>& warn) {
   static bool warned = false;
   try {
-    plot_metrics(run_dir);
+    plot_train_stats(run_dir);
   } catch (const std::exception& e) {
     if (!warned) warn(std::string("warning: metrics.png not drawn: ") + e.what());
     warned = true;

@@ -1,4 +1,4 @@
-#include "gan/eval/fid_job.h"
+#include "gan/eval/evaluate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
@@ -41,16 +43,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Negative counts are errors, not "use the default".
-}  // namespace
-
-void check_fid_job(const FidJob& j) {
-  if (j.n < 0) fail("-n ", j.n, ": expected >= 0 (0: all, or the config's eval.fid_n)");
-  if (j.batch < 1) fail("--batch ", j.batch, ": expected >= 1");
-  if (j.workers < 1 || j.workers > 256) fail("--workers: expected 1..256, got ", j.workers);
-}
-
-namespace {
 
 // Whether an image directory given as `path` (not an .npz, not a data source) has class
 // directories: without them there are no classes for intra-class FID.
@@ -64,25 +56,45 @@ bool fake_dir_without_classes(const std::string& dir) { return !metrics::sample_
 
 }  // namespace
 
-MetricScope metric_scope(const FidJob& j) {
+MetricScope metric_scope(const EvalSpec& spec) {
+  const EvalSettings& j = spec.settings;
   MetricScope s;
-  s.key = j.all_metrics ? "--all" : "--metrics";
+  s.key = j.all_metrics ? "--all" : j.keys.metrics;
+  s.features_key = j.keys.features;
+  s.real_key = j.keys.real;
   s.real = j.real;
   s.real_is_stats = is_npz(j.real);
   s.classifier = !j.features.empty();
-  if (!j.fake.empty())
+  if (std::holds_alternative<ScoreFolder>(spec.form))
     s.no_samples_why = "the classification accuracy score trains a classifier on a checkpoint's samples under their "
                    "classes; --fake images are not drawn here. Use --checkpoint";
-  else if (!j.run.empty())
-    s.no_samples_why = "it trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score one "
-                   "checkpoint with --checkpoint";
+  else if (const auto* run = std::get_if<ScoreRun>(&spec.form))
+    s.no_samples_why = run->while_training
+                           ? "trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score "
+                             "a checkpoint with `hamgan fid --checkpoint CK --metrics cas`"
+                           : "it trains a classifier per checkpoint (minutes each) and has no column in scores.csv; "
+                             "score one checkpoint with --checkpoint";
   return s;
 }
 
-void check_fid_request(const FidJob& j) {
-  const MetricScope scope = metric_scope(j);
+namespace {
+
+// The folder of a ScoreFolder spec ("" for the other forms).
+std::string fake_dir(const EvalSpec& spec) {
+  const auto* f = std::get_if<ScoreFolder>(&spec.form);
+  return f ? f->dir : std::string();
+}
+
+}  // namespace
+
+void check_request(const EvalSpec& spec) {
+  const EvalSettings& j = spec.settings;
+  check_settings(j);
+  if (std::holds_alternative<MakeReference>(spec.form)) return;
+  const std::string fake = fake_dir(spec);
+  const MetricScope scope = metric_scope(spec);
   if (!j.all_metrics) check_metrics_possible(j.metrics, scope);
-  if (j.real_n > 0 && !j.fake.empty())
+  if (j.real_n > 0 && !fake.empty())
     fail("--real-n ", j.real_n, ": only with --checkpoint or --run; with --fake, -n chooses the images of both "
          "--real and --fake");
   if (j.real_n > 0 && is_npz(j.real))
@@ -95,17 +107,17 @@ void check_fid_request(const FidJob& j) {
     if (by_class.empty() && (metrics::metric_entry(m).needs & metrics::kClasses)) by_class = m;
   if (!by_class.empty() && !j.all_metrics) {
     if (image_dir_without_classes(j.real, j.format))
-      fail("--metrics ", by_class, ": compares each class's real and fake images, and --real ", j.real,
+      fail(j.keys.metrics, " ", by_class, ": compares each class's real and fake images, and ", j.keys.real, " ", j.real,
            " has no class directories; give a data source or a folder with one directory per class, or drop ", by_class);
-    if (!j.fake.empty() && fake_dir_without_classes(j.fake))
-      fail("--metrics ", by_class, ": compares each class's real and fake images, and --fake ", j.fake,
+    if (!fake.empty() && fake_dir_without_classes(fake))
+      fail("--metrics ", by_class, ": compares each class's real and fake images, and --fake ", fake,
            " has no class directories (`hamgan sample` writes one per class), or drop ", by_class);
   }
 }
 
 // --features, else Inception: --inception > $HAMGAN_INCEPTION > eval.inception of -c (else of
 // `stored`, a checkpoint's config).
-std::unique_ptr<metrics::FeatureNet> make_feature_net(const FidJob& j, const Config* stored) {
+std::unique_ptr<metrics::FeatureNet> make_feature_net(const EvalSettings& j, const Config* stored) {
   const torch::Device dev = j.device;
   if (!j.features.empty()) {
     if (!j.inception.empty()) fail("--features and --inception: choose one feature network");
@@ -118,7 +130,7 @@ std::unique_ptr<metrics::FeatureNet> make_feature_net(const FidJob& j, const Con
   }
   std::string path;
   std::string cfg_path;
-  if (!j.config.empty()) cfg_path = load_config(j.config).eval.inception;
+  if (!j.inception_config.empty()) cfg_path = load_config(j.inception_config).eval.inception;
   else if (stored) cfg_path = stored->eval.inception;
   if (!j.inception.empty()) path = j.inception;
   else if (const char* e = std::getenv("HAMGAN_INCEPTION"); e && *e) path = e;
@@ -145,7 +157,7 @@ double report_class_accuracy(const metrics::Features& f, const metrics::FeatureN
   return a.overall;
 }
 
-metrics::Features features_of(const std::string& dir, const metrics::FeatureNet& net, const FidJob& j,
+metrics::Features features_of(const std::string& dir, const metrics::FeatureNet& net, const EvalSettings& j,
                               bool want_logits, std::string* described = nullptr) {
   const auto files = chosen_images(dir, j.n, /*at_most=*/false, /*seed=*/0, described);
   const auto t0 = std::chrono::steady_clock::now();
@@ -170,6 +182,10 @@ FakeImages fake_images(const std::string& dir, int64_t n) {
   for (const auto& s : f.skipped) std::cerr << dir << ": skipped " << s << ": hidden, not samples\n";
   const auto count = static_cast<int64_t>(f.files.size());
   if (n > count) fail("-n ", n, ": ", dir, " holds only ", count, " images");
+  // Statistics need a covariance: said now, not after the reference's features are extracted.
+  if (n == 1 || count < 2)
+    fail("--fake ", dir, ": ", n == 1 ? "-n 1 chooses 1 image" : "holds " + std::to_string(count) + " image(s)",
+         "; expected at least 2 to score (FID needs a covariance)");
   const int64_t* label = f.labels.defined() ? f.labels.data_ptr<int64_t>() : nullptr;
   const Subset s = choose_subset(
       count, [&](int64_t i) { return label ? static_cast<int32_t>(label[i]) : Dataset::kLabelUnknown; }, n, 0);
@@ -181,7 +197,7 @@ FakeImages fake_images(const std::string& dir, int64_t n) {
 }
 
 metrics::Features fake_features(const std::string& dir, const FakeImages& fake, const metrics::FeatureNet& net,
-                                const FidJob& j, bool want_logits) {
+                                const EvalSettings& j, bool want_logits) {
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
       net, metrics::image_batches(fake.files, net, j.batch, j.workers), want_logits);
@@ -194,7 +210,7 @@ metrics::Features fake_features(const std::string& dir, const FakeImages& fake, 
 
 }  // namespace
 
-ReferenceOptions reference_options(const FidJob& j, int64_t n, const Config* cfg, const metrics::FeatureNet& net) {
+ReferenceOptions reference_options(const EvalSettings& j, int64_t n, const Config* cfg, const metrics::FeatureNet& net) {
   ReferenceOptions o;
   o.format = j.format;
   o.n = n;
@@ -215,7 +231,7 @@ namespace {
 // The classification accuracy score of the checkpoint's samples, tested on the real data's test
 // split (or, for a source without one, on all of it), next to a real-trained classifier's: the
 // registry's cas (metrics/registry.cpp), which only a checkpoint's samples can give.
-std::function<metrics::MetricValue()> cas_of(const FidJob& j, const CheckpointData& ck, const sample::Sampler& s,
+std::function<metrics::MetricValue()> cas_of(const EvalSettings& j, const CheckpointData& ck, const sample::Sampler& s,
                                              int64_t n, const metrics::FeatureNet& net) {
   return [&j, &ck, &s, n, &net] {
     DataConfig dc;
@@ -245,28 +261,29 @@ std::function<metrics::MetricValue()> cas_of(const FidJob& j, const CheckpointDa
   };
 }
 
-// --checkpoint (one score, printed) or --run (every unscored checkpoint, into scores.csv/scores.png).
-void fid_of_samples(const FidJob& j) {
-  const bool run = !j.run.empty();
+// ScoreCheckpoint (one score, printed) or ScoreRun (every unscored checkpoint, into
+// scores.csv/scores.png): `run_dir` empty for the first.
+void fid_of_samples(const EvalSettings& j, const std::string& checkpoint, const std::string& run_dir) {
+  const bool run = !run_dir.empty();
   if (j.n > kMaxFidSamples)
     fail("-n ", j.n, ": expected 2..", kMaxFidSamples, " samples (0: eval.fid_n of the config)");
   if (j.real_n < 0) fail("--real-n ", j.real_n, ": expected >= 0");
-  if (run && unscored_checkpoints(j.run).empty()) {  // no need for the net
-    if (run_checkpoints(j.run).empty()) fail("--run ", j.run, ": no checkpoints in its checkpoints/ directory");
-    if (!j.features.empty()) check_run_net(j.run, make_feature_net(j)->identity());
-    plot_run(j.run);
-    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(j.run) << "\n";
+  if (run && unscored_checkpoints(run_dir).empty()) {  // no need for the net
+    if (run_checkpoints(run_dir).empty()) fail("--run ", run_dir, ": no checkpoints in its checkpoints/ directory");
+    if (!j.features.empty()) check_run_net(run_dir, make_feature_net(j)->identity());
+    plot_run(run_dir);
+    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(run_dir) << "\n";
     return;
   }
   // The config (Inception weights, resolution, fid_n) of the newest checkpoint that loads.
   std::optional<CheckpointData> loaded;
   if (run) {
-    if (run_checkpoints(j.run).empty()) fail("--run ", j.run, ": no checkpoints in its checkpoints/ directory");
+    if (run_checkpoints(run_dir).empty()) fail("--run ", run_dir, ": no checkpoints in its checkpoints/ directory");
     std::ostringstream ignored;  // score_run reports each damaged one
-    loaded = load_latest_checkpoint(j.run + "/checkpoints", ignored, j.sampler.device);
-    if (!loaded) fail("--run ", j.run, ": no checkpoint in checkpoints/ loads (all damaged)");
+    loaded = load_latest_checkpoint(run_dir + "/checkpoints", ignored, j.sampler.device);
+    if (!loaded) fail("--run ", run_dir, ": no checkpoint in checkpoints/ loads (all damaged)");
   } else {
-    loaded = load_checkpoint(j.checkpoint, j.sampler.device);
+    loaded = load_checkpoint(checkpoint, j.sampler.device);
   }
   const CheckpointData& ck = *loaded;
   const auto net = make_feature_net(j, &ck.config);
@@ -281,13 +298,13 @@ void fid_of_samples(const FidJob& j) {
               << seconds_since(t0) << " s\n" << std::defaultfloat;
   if (run) {
     RunScoreOptions ro;
-    ro.run_dir = j.run;
+    ro.run_dir = run_dir;
     ro.n = n;
     ro.sampler = j.sampler;
     ro.quantize = j.quantize;
     ro.metrics = j.metrics;
     for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
-    ro.metrics = possible_metrics(ro.metrics, metric_scope(j));
+    ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{ScoreRun{run_dir}, j}));
     std::vector<std::string> damaged;
     const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
     std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(ro.run_dir) << ", " << scores_png(ro.run_dir)
@@ -309,69 +326,81 @@ void fid_of_samples(const FidJob& j) {
   print_score(sc, std::cout);
 }
 
-}  // namespace
-
-void fid_stats(const FidJob& j) {
-  if (j.images.empty() == j.data.empty() || j.out.empty())
-    fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
+// MakeReference: statistics of an image directory or data source into an .npz.
+void make_reference(const EvalSettings& j, const MakeReference& m) {
   // Before any feature is extracted: a refused --out costs nothing and nothing is written.
-  if (!is_npz(j.out))
-    fail("--out ", j.out, ": expected a file name ending in .npz (`hamgan fid --real` reads statistics by that name)");
-  io::check_output_path(j.out, io::npz_output(), "--out");
-  check_fid_job(j);
+  if (!is_npz(m.out))
+    fail("--out ", m.out, ": expected a file name ending in .npz (`hamgan fid --real` reads statistics by that name)");
+  io::check_output_path(m.out, io::npz_output(), "--out");
+  const bool images = m.from == MakeReference::From::ImageDir;
   const auto net = make_feature_net(j);
   const bool domain = net->n_classes() > 0;
   metrics::Features f;
   std::string described;  // which images: stored with the statistics
-  if (!j.images.empty()) {
-    f = features_of(j.images, *net, j, domain, &described);
+  if (images) {
+    f = features_of(m.source, *net, j, domain, &described);
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    f = data_features(j.data, reference_options(j, j.n, nullptr, *net), *net, domain, &described);
+    f = data_features(m.source, reference_options(j, j.n, nullptr, *net), *net, domain, &described);
     const double s = seconds_since(t0);
-    std::cerr << j.data << ": " << f.pool.size(0) << " images in " << std::fixed << std::setprecision(2) << s
+    std::cerr << m.source << ": " << f.pool.size(0) << " images in " << std::fixed << std::setprecision(2) << s
               << " s (" << f.pool.size(0) / s << " images/s)\n";
   }
   metrics::GaussianStats st = metrics::compute_stats(f.pool);
   st.net = net->identity();
   st.images = described;
-  metrics::save_stats(j.out, st);
-  std::cout << "wrote " << j.out << " (" << f.pool.size(0) << " images, " << metrics::describe_feature_net(st.net)
+  metrics::save_stats(m.out, st);
+  std::cout << "wrote " << m.out << " (" << f.pool.size(0) << " images, " << metrics::describe_feature_net(st.net)
             << ")\n";
   // The statistics are the result; class accuracy of the real images only informs (a folder
   // with classes the classifier does not know still gets its statistics).
   try {
-    report_class_accuracy(f, *net, !j.images.empty() ? j.images : j.data);
+    report_class_accuracy(f, *net, m.source);
   } catch (const Error& e) {
     std::cout << "class accuracy: none (" << e.what() << ")\n";
   }
 }
 
-void fid_score(const FidJob& asked) {
-  if (asked.real.empty() || int(!asked.fake.empty()) + int(!asked.checkpoint.empty()) + int(!asked.run.empty()) != 1)
-    fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
-  check_fid_job(asked);
-  check_fid_request(asked);
-  FidJob j = asked;
-  if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
-    j.metrics = possible_metrics(j.metrics, metric_scope(j));
-    if (j.metrics.any_needs(metrics::kClasses) &&
-        (image_dir_without_classes(j.real, j.format) || (!j.fake.empty() && fake_dir_without_classes(j.fake))))
-      for (const auto& m : MetricSet(j.metrics).names)
-        if (metrics::metric_entry(m).needs & metrics::kClasses) j.metrics.remove(m);
-  }
-  if (j.fake.empty()) return fid_of_samples(j);
+// ScoreFolder: the images of `dir` against the reference.
+void score_folder(const EvalSettings& j, const std::string& dir) {
+  // Which fakes (a stray folder, too few images), then the reference: cheap failures come before
+  // minutes of feature extraction.
+  const FakeImages images = fake_images(dir, j.n);
   const auto net = make_feature_net(j);
-  // Which fakes, then the reference: a stray folder or a broken .npz fails before minutes of
-  // feature extraction.
-  const FakeImages images = fake_images(j.fake, j.n);
   const Reference ref = load_reference(j.real, reference_options(j, j.n, nullptr, *net), *net);
-  const metrics::Features fake = fake_features(j.fake, images, *net, j, wants_logits(*net, j.metrics));
+  const metrics::Features fake = fake_features(dir, images, *net, j, wants_logits(*net, j.metrics));
   const Score sc = score_features(fake, ref, *net, j.metrics);
   std::cout << std::setprecision(6);
   print_score(sc, std::cout);
   if (net->n_classes() > 0 && !fake.labels.defined())
-    std::cout << "class_acc: none (" << j.fake << " has no class subdirectories)\n";
+    std::cout << "class_acc: none (" << dir << " has no class subdirectories)\n";
+}
+
+}  // namespace
+
+void evaluate(const EvalSpec& asked) {
+  check_request(asked);
+  if (const auto* m = std::get_if<MakeReference>(&asked.form)) return make_reference(asked.settings, *m);
+  if (asked.settings.real.empty())
+    fail("fid: ", asked.settings.keys.real, " (ref.npz, DIR or data source) is required");
+  EvalSpec spec = asked;
+  EvalSettings& j = spec.settings;
+  if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
+    j.metrics = possible_metrics(j.metrics, metric_scope(spec));
+    const std::string fake = fake_dir(spec);
+    if (j.metrics.any_needs(metrics::kClasses) &&
+        (image_dir_without_classes(j.real, j.format) || (!fake.empty() && fake_dir_without_classes(fake))))
+      for (const auto& m : MetricSet(j.metrics).names)
+        if (metrics::metric_entry(m).needs & metrics::kClasses) j.metrics.remove(m);
+  }
+  std::visit(
+      [&j](const auto& form) {
+        using F = std::decay_t<decltype(form)>;
+        if constexpr (std::is_same_v<F, ScoreCheckpoint>) fid_of_samples(j, form.path, "");
+        else if constexpr (std::is_same_v<F, ScoreRun>) fid_of_samples(j, "", form.dir);
+        else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(j, form.dir);
+      },
+      spec.form);
 }
 
 }  // namespace hamgan::eval
