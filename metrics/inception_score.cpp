@@ -1,6 +1,5 @@
 #include "metrics/inception_score.h"
 #include <algorithm>
-#include <sstream>
 
 #include <cmath>
 
@@ -20,22 +19,12 @@ ScoreStd inception_score(const torch::Tensor& logits, int splits) {
     const double kl = (part.exp() * (part - log_py)).sum(1).mean().item<double>();
     scores.push_back(std::exp(kl));
   }
-  ScoreStd r;
-  for (double s : scores) r.mean += s / splits;
-  for (double s : scores) r.std += (s - r.mean) * (s - r.mean) / splits;  // np.std (ddof 0)
-  r.std = std::sqrt(r.std);
-  return r;
+  return mean_and_std(scores);
 }
 
 MetricValue score_is(MetricInputs& in) {
   const int64_t n = in.fake.pool.size(0);
-  const ScoreStd s = inception_score(in.fake.logits, static_cast<int>(std::min<int64_t>(10, n)));
-  MetricValue v;
-  v.value = s.mean;
-  std::ostringstream o;
-  o << s.mean << " +- " << s.std;
-  v.shown = o.str();
-  return v;
+  return shown_with_std(inception_score(in.fake.logits, static_cast<int>(std::min<int64_t>(10, n))));
 }
 
 }  // namespace hamgan::metrics

@@ -5,12 +5,9 @@
 #include <torch/torch.h>
 
 #include "metrics/metric.h"
+#include "metrics/score_std.h"
 
 namespace hamgan::metrics {
-
-struct ScoreStd {
-  double mean = 0, std = 0;
-};
 
 ScoreStd inception_score(const torch::Tensor& logits_unbiased, int splits = 10);  // [N, C]
 

@@ -1,5 +1,4 @@
 #include "metrics/kid.h"
-#include <sstream>
 
 #include <cmath>
 
@@ -27,21 +26,11 @@ ScoreStd kernel_inception_distance(const torch::Tensor& real, const torch::Tenso
     const double a = (kxx.sum() - kxx.diagonal().sum()).item<double>() + (kyy.sum() - kyy.diagonal().sum()).item<double>();
     v.push_back(a / (md * (md - 1)) - 2 * kxy.sum().item<double>() / (md * md));
   }
-  ScoreStd r;
-  for (double e : v) r.mean += e / v.size();
-  for (double e : v) r.std += (e - r.mean) * (e - r.mean) / v.size();
-  r.std = std::sqrt(r.std);
-  return r;
+  return mean_and_std(v);
 }
 
 MetricValue score_kid(MetricInputs& in) {
-  const ScoreStd k = kernel_inception_distance(in.real_pool, in.fake.pool, 100, 1000, 0);
-  MetricValue v;
-  v.value = k.mean;
-  std::ostringstream o;
-  o << k.mean << " +- " << k.std;
-  v.shown = o.str();
-  return v;
+  return shown_with_std(kernel_inception_distance(in.real_pool, in.fake.pool, 100, 1000, 0));
 }
 
 }  // namespace hamgan::metrics

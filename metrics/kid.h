@@ -5,8 +5,7 @@
 #include <torch/torch.h>
 
 #include "metrics/metric.h"
-
-#include "metrics/inception_score.h"
+#include "metrics/score_std.h"
 
 namespace hamgan::metrics {
 

@@ -168,21 +168,7 @@ TEST(Checkpoint, FlippedTensorBytesAreDetectedAndResumeFallsBack) {
     EXPECT_NE(m.find("CRC mismatch"), std::string::npos) << m;
     EXPECT_NE(m.find("/data/"), std::string::npos) << m;
   }
-  std::ostringstream sink;
-  TrainOptions opt;
-  opt.out_dir = dir;
-  opt.out = &sink;
-  std::vector<IterStats> history;
-  TrainHooks hooks;
-  hooks.history = &history;
-  train(tiny("train.iterations=8"), opt, synthetic(cfg), hooks);
-  const std::string log = sink.str();
-  EXPECT_NE(log.find("warning: skipping damaged checkpoint"), std::string::npos) << log;
-  EXPECT_NE(log.find(newest), std::string::npos) << log;
-  EXPECT_NE(log.find("resuming from " + checkpoint_path(ckdir, 3)), std::string::npos) << log;
-  EXPECT_EQ(history.size(), 5u);  // iterations 4..8, all finite
-  for (const auto& st : history)
-    for (float v : st) EXPECT_TRUE(std::isfinite(v));
+  expect_resumed_past_damaged(run(tiny("train.iterations=8"), dir), newest, checkpoint_path(ckdir, 3), 5);  // 4..8
 }
 
 // The disk fills up during a run: train fails naming the file, leaves no temporary, and

@@ -19,6 +19,8 @@
 #include "metrics/feature_net.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/mean_net.h"
+#include "support/process.h"
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
@@ -28,32 +30,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // An empty directory of this test, created.
-std::string fresh(const std::string& name) {
-  const std::string d = test::fresh_dir("test_checkpoint_retention", name);
-  fs::create_directories(d);
-  return d;
-}
+std::string fresh(const std::string& name) { return test::created_dir("test_checkpoint_retention", name); }
 
-// Runs f in a child process (as user `nobody` when we are root, so file modes bind) and returns
-// its exit status: the parent's checks stay in the parent.
-int in_child(const std::function<int()>& f, bool drop_root) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (drop_root && geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(90);
-    _exit(f());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Features = each image's mean per channel: enough to see what went into a statistic.
-struct MeanNet : metrics::FeatureNet {
-  torch::Tensor prepare(const torch::Tensor& x) const override { return x; }
-  metrics::FeatureOutput features(const torch::Tensor& p, bool) const override { return {p.mean({2, 3}), {}}; }
-  bool has_logits() const override { return false; }
-  torch::Device device() const override { return torch::kCPU; }
-};
+using test::in_child;
+using test::MeanNet;
 
 // MeanNet that deletes `victim` the first time it sees images: a training run pruning the
 // checkpoint `fid --run` is about to score.

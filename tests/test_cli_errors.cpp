@@ -14,6 +14,7 @@
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/image_folder.h"
 #include "support/legacy_fid_csv.h"
 #include "support/oracle.h"
 #include "support/process.h"
@@ -26,45 +27,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // An empty directory of this test, created.
-std::string fresh(const std::string& name) {
-  const std::string d = test::fresh_dir("test_cli_errors", name);
-  fs::create_directories(d);
-  return d;
-}
-
+std::string fresh(const std::string& name) { return test::created_dir("test_cli_errors", name); }
 // A path of this test, emptied, not created.
 std::string fresh_path(const std::string& name) { return test::fresh_dir("test_cli_errors", name); }
 
-// DIR/<a|b>/<k>.png: `good` white 32x32 images per class, plus `junk` undecodable .png files.
 std::string image_folder(const std::string& name, int good, int junk) {
-  const std::string dir = fresh(name);
-  for (const char* cls : {"a", "b"}) {
-    fs::create_directories(dir + "/" + cls);
-    for (int k = 0; k < good; ++k)
-      write_png(dir + "/" + cls + "/" + std::to_string(k) + ".png", torch::full({32, 32, 3}, 255, torch::kUInt8));
-    for (int k = 0; k < junk; ++k) std::ofstream(dir + "/" + cls + "/junk" + std::to_string(k) + ".png") << "not a png";
-  }
-  return dir;
+  return test::image_folder(fresh(name), good, junk);
 }
 
-std::string sample_error(std::vector<std::string> args) {
-  return test::error_of([&] { test::run_cli(cli::sample_cmd, "sample", args); });
-}
+using test::expect_names;
+using test::fid_error;
+using test::sample_error;
 
-std::string fid_error(std::vector<std::string> args) {
-  return test::error_of([&] { test::run_cli(cli::fid, "fid", args); });
-}
-
-std::string tiny_checkpoint(const std::string& name) {
-  const std::string p = fresh_path(name) + "/ckpt_000000010.pt";
-  test::write_tiny_checkpoint(p, 10, true, 1, test::tiny_checkpoint_yaml());
-  return p;
-}
-
-// Expects `msg` to contain every one of `parts`.
-void expect_names(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << msg << "' lacks '" << p << "'";
-}
+std::string tiny_checkpoint(const std::string& name) { return test::tiny_checkpoint_in(fresh_path(name)); }
 
 }  // namespace
 
@@ -89,8 +64,7 @@ TEST(CliErrors, CompareNeverWritesOverARunsFidCsv) {
 // `--threads 1000` (minutes to start), `sample --grid --cols 100000` and `--steps` (minutes, or
 // out of memory): each an error before any work.
 TEST(CliErrors, CountsThatWouldHangAreBounded) {
-  const std::string ck = fresh("bounds") + "/ckpt_000000010.pt";
-  test::write_tiny_checkpoint(ck, 10, true, 1, test::tiny_checkpoint_yaml());
+  const std::string ck = test::tiny_checkpoint_in(fresh("bounds"));
   const std::string dir = fs::path(ck).parent_path().string();
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
            {"--cols", "100000"}, {"--cols", "100000000"}, {"--steps", "100000000"}}) {

@@ -356,7 +356,7 @@ TEST(Config, OldEvaluationKeysReadAsTheirEvalKeys) {
     EXPECT_EQ(c->eval.n, 33);
     EXPECT_EQ(c->eval.features, "clf.pt");
     EXPECT_EQ(c->eval.real, "ref.npz");
-    EXPECT_EQ(c->eval.metrics, "fid,pr");  // the registry's order
+    EXPECT_EQ(c->eval.metrics, "fid,precision,recall");  // the registry's names, in its order
     EXPECT_EQ(c->eval.best_metric, "precision");
     EXPECT_EQ(c->eval.keep_best, 2);
   }

@@ -18,6 +18,8 @@
 #include "metrics/feature_net.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/image_folder.h"
+#include "support/mean_net.h"
 #include "support/oracle.h"
 
 using namespace hamgan;
@@ -26,42 +28,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // An empty directory of this test, created.
-std::string fresh(const std::string& name) {
-  const std::string d = test::fresh_dir("test_data_inputs", name);
-  fs::create_directories(d);
-  return d;
-}
-
+std::string fresh(const std::string& name) { return test::created_dir("test_data_inputs", name); }
 // A path of this test, emptied, not created.
 std::string fresh_path(const std::string& name) { return test::fresh_dir("test_data_inputs", name); }
 
-// Features = each image's mean per channel: enough to see what went into a statistic.
-struct MeanNet : metrics::FeatureNet {
-  torch::Tensor prepare(const torch::Tensor& x) const override { return x; }
-  metrics::FeatureOutput features(const torch::Tensor& p, bool) const override { return {p.mean({2, 3}), {}}; }
-  bool has_logits() const override { return false; }
-  torch::Device device() const override { return torch::kCPU; }
-};
+using test::expect_names;
+using test::MeanNet;
 
-// DIR/<a|b>/<k>.png: `good` white 32x32 images per class, plus `junk` undecodable .png files.
 std::string image_folder(const std::string& name, int good, int junk) {
-  const std::string dir = fresh(name);
-  for (const char* cls : {"a", "b"}) {
-    fs::create_directories(dir + "/" + cls);
-    for (int k = 0; k < good; ++k)
-      write_png(dir + "/" + cls + "/" + std::to_string(k) + ".png", torch::full({32, 32, 3}, 255, torch::kUInt8));
-    for (int k = 0; k < junk; ++k) std::ofstream(dir + "/" + cls + "/junk" + std::to_string(k) + ".png") << "not a png";
-  }
-  return dir;
+  return test::image_folder(fresh(name), good, junk);
 }
 
 void write_all(const std::string& path, const std::vector<uint8_t>& b) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-// Expects `msg` to contain every one of `parts`.
-void expect_names(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << msg << "' lacks '" << p << "'";
 }
 
 }  // namespace

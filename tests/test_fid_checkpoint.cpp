@@ -86,7 +86,7 @@ TEST(FidCheckpoint, EqualsFidOfWrittenPngs) {
       metrics::extract_features(net, metrics::image_batches(list_images(png), net, 50, 1), false).pool;
   EXPECT_TRUE(test::close(fa_feat, fb_feat, 1e-4, 1e-5));
   const auto rs = metrics::load_stats(ref), ps = metrics::compute_stats(fb_feat);
-  const double fa = value_after(a, "FID"), fb = metrics::frechet_distance(rs.mu, rs.sigma, ps.mu, ps.sigma);
+  const double fa = value_after(a, "fid"), fb = metrics::frechet_distance(rs.mu, rs.sigma, ps.mu, ps.sigma);
   EXPECT_GT(fa, 0);
   EXPECT_NEAR(fa, fb, 1e-4 * std::abs(fb)) << a;
 }

@@ -27,19 +27,11 @@ namespace {
 // A path of this test, emptied, not created.
 std::string fresh_path(const std::string& name) { return test::fresh_dir("test_file_integrity", name); }
 
-std::string tiny_checkpoint(const std::string& name) {
-  const std::string p = fresh_path(name) + "/ckpt_000000010.pt";
-  test::write_tiny_checkpoint(p, 10, true, 1, test::tiny_checkpoint_yaml());
-  return p;
-}
+std::string tiny_checkpoint(const std::string& name) { return test::tiny_checkpoint_in(fresh_path(name)); }
 
-std::string sample_error(std::vector<std::string> args) {
-  return test::error_of([&] { test::run_cli(cli::sample_cmd, "sample", args); });
-}
-
-std::string fid_error(std::vector<std::string> args) {
-  return test::error_of([&] { test::run_cli(cli::fid, "fid", args); });
-}
+using test::expect_names;
+using test::fid_error;
+using test::sample_error;
 
 std::vector<uint8_t> read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -48,11 +40,6 @@ std::vector<uint8_t> read_all(const std::string& path) {
 
 void write_all(const std::string& path, const std::vector<uint8_t>& b) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-// Expects `msg` to contain every one of `parts`.
-void expect_names(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << msg << "' lacks '" << p << "'";
 }
 
 }  // namespace

@@ -9,11 +9,8 @@
 // the PyTorch whose LibTorch this build uses, as TCPStore's protocol changed in PyTorch 2.x
 // (Debian's /usr/bin/torchrun for LibTorch 1.13, scripts/setup.sh's torch2 venv for 2.x);
 // without it the test fails. Its 1.x and 2.x spellings of the flags: the underscore forms.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <regex>
 #include <string>
 #include <thread>
@@ -50,19 +46,6 @@ std::string torchrun() {
                              "this build uses (configure with -DHAMGAN_TORCHRUN=PATH: /usr/bin/torchrun of "
                              "Debian's python3-torch for LibTorch 1.13, scripts/setup.sh's torch2 venv for 2.x)");
   return t;
-}
-
-// A free port on 127.0.0.1 (for torchrun's --master-port).
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
 }
 
 // Runs argv (output to `log`) for at most timeout_s; returns its exit status, -1 when it was
@@ -121,8 +104,8 @@ TEST(Torchrun, TrainsCheckpointsAndResumesLikeNproc) {
 
   // torchrun: the same two legs.
   const fs::path tr = root / "torchrun";
-  ASSERT_EQ(run(with_torchrun({"--master_addr", "127.0.0.1", "--master_port", std::to_string(free_port())},
-                              train_args(tr, 2)),
+  const std::string port = std::to_string(hamgan::free_loopback_port());
+  ASSERT_EQ(run(with_torchrun({"--master_addr", "127.0.0.1", "--master_port", port}, train_args(tr, 2)),
                 (root / "torchrun2.log").string(), 120, out),
             0)
       << out;
@@ -140,29 +123,11 @@ TEST(Torchrun, TrainsCheckpointsAndResumesLikeNproc) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "metrics.jsonl line " << i + 1;
 }
 
-namespace {
-
-// The pid of the process whose environment holds every one of `entries`, or -1.
-pid_t find_process(const std::vector<std::string>& entries) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "environ", std::ios::binary);
-    std::string environ((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    bool all = !environ.empty();
-    for (const auto& x : entries) all = all && environ.find(std::string(1, '\0') + x + '\0') != std::string::npos;
-    if (all) return static_cast<pid_t>(std::stol(name));
-  }
-  return -1;
-}
-
-}  // namespace
-
 TEST(Torchrun, AKilledWorkerEndsTheRunWithAnError) {
   const fs::path root = fs::path(env("HAMGAN_BINARY_DIR")) / "torchrun_kill";
   fs::remove_all(root);
   fs::create_directories(root);
-  const int port = free_port();
+  const int port = hamgan::free_loopback_port();
   auto args = train_args(root / "run", 100000);
   const std::string log = (root / "torchrun.log").string();
   const pid_t pid = hamgan::test::spawn(
@@ -173,11 +138,11 @@ TEST(Torchrun, AKilledWorkerEndsTheRunWithAnError) {
   pid_t rank1 = -1;
   for (int i = 0; i < 1200 && rank1 < 0; ++i) {
     if (read_text((root / "run" / "metrics.jsonl").string()).find("\"iteration\": 1,") != std::string::npos)
-      rank1 = find_process({"RANK=1", port_entry});
+      rank1 = hamgan::test::find_process({"RANK=1", port_entry});
     if (rank1 < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_GT(rank1, 0) << read_text(log);
-  const pid_t rank0 = find_process({"RANK=0", port_entry});
+  const pid_t rank0 = hamgan::test::find_process({"RANK=0", port_entry});
   ASSERT_GT(rank0, 0) << read_text(log);
   kill(rank1, SIGKILL);
   const int st = hamgan::test::wait_for(pid, 120);

@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -63,24 +61,6 @@ TEST(TrainMultiprocess, TwoProcessCheckpointResumesInOneProcess) {
   EXPECT_NE(out1.find("finished at iteration 3"), std::string::npos) << out1;
 }
 
-namespace {
-
-// The pid of the process whose environment holds every one of `entries`, or -1.
-pid_t find_process(const std::vector<std::string>& entries) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "environ", std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    bool all = !env.empty();
-    for (const auto& x : entries) all = all && env.find(std::string(1, '\0') + x + '\0') != std::string::npos;
-    if (all) return static_cast<pid_t>(std::stol(name));
-  }
-  return -1;
-}
-
-}  // namespace
-
 // A rank killed with kill -9: the survivor says that a rank is gone and which checkpoint is
 // kept, not only Gloo's "Connection reset by peer".
 TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
@@ -96,7 +76,7 @@ TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
   const std::string ck = (dir / "checkpoints" / "ckpt_000000002.pt").string();
   for (int i = 0; i < 1200 && !fs::exists(ck); ++i) usleep(100000);
   ASSERT_TRUE(fs::exists(ck)) << hamgan::test::read_text(log);
-  const pid_t rank1 = find_process({"RANK=1", "HAMGAN_LAUNCHER_PID=" + std::to_string(launcher)});
+  const pid_t rank1 = hamgan::test::find_process({"RANK=1", "HAMGAN_LAUNCHER_PID=" + std::to_string(launcher)});
   ASSERT_GT(rank1, 0);
   kill(rank1, SIGKILL);
   const int status = hamgan::test::wait_for(launcher, 120);

@@ -27,42 +27,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // An empty directory of this test, created.
-std::string fresh(const std::string& name) {
-  const std::string d = test::fresh_dir("test_write_failures", name);
-  fs::create_directories(d);
-  return d;
-}
-
+std::string fresh(const std::string& name) { return test::created_dir("test_write_failures", name); }
 // A path of this test, emptied, not created.
 std::string fresh_path(const std::string& name) { return test::fresh_dir("test_write_failures", name); }
 
-// Runs f in a child process (as user `nobody` when we are root, so file modes bind) and returns
-// its exit status: the parent's checks stay in the parent.
-int in_child(const std::function<int()>& f, bool drop_root) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (drop_root && geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(90);
-    _exit(f());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using test::expect_names;
+using test::in_child;
+using test::sample_error;
 
-std::string sample_error(std::vector<std::string> args) {
-  return test::error_of([&] { test::run_cli(cli::sample_cmd, "sample", args); });
-}
-
-std::string tiny_checkpoint(const std::string& name) {
-  const std::string p = fresh_path(name) + "/ckpt_000000010.pt";
-  test::write_tiny_checkpoint(p, 10, true, 1, test::tiny_checkpoint_yaml());
-  return p;
-}
-
-// Expects `msg` to contain every one of `parts`.
-void expect_names(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << msg << "' lacks '" << p << "'";
-}
+std::string tiny_checkpoint(const std::string& name) { return test::tiny_checkpoint_in(fresh_path(name)); }
 
 }  // namespace
 

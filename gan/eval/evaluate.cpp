@@ -378,14 +378,17 @@ void score_folder(const EvalSettings& j, const std::string& dir) {
 
 }  // namespace
 
-void evaluate(const EvalSpec& asked) {
-  check_request(asked);
-  if (const auto* m = std::get_if<MakeReference>(&asked.form)) return make_reference(asked.settings, *m);
-  if (asked.settings.real.empty())
-    fail("fid: ", asked.settings.keys.real, " (ref.npz, DIR or data source) is required");
-  EvalSpec spec = asked;
-  EvalSettings& j = spec.settings;
-  if (j.all_metrics) {  // every metric that can be computed here: no IS from a classifier, no KID from an .npz, ...
+namespace {
+
+template <class>
+constexpr bool kNoRunner = false;
+
+// The settings a scoring form runs with: --all resolved to the metrics that can be computed
+// here (no IS from a classifier, no KID from an .npz, no ifid without classes).
+EvalSettings scoring_settings(const EvalSpec& spec) {
+  EvalSettings j = spec.settings;
+  if (j.real.empty()) fail("fid: ", j.keys.real, " (ref.npz, DIR or data source) is required");
+  if (j.all_metrics) {
     j.metrics = possible_metrics(j.metrics, metric_scope(spec));
     const std::string fake = fake_dir(spec);
     if (j.metrics.any_needs(metrics::kClasses) &&
@@ -393,12 +396,21 @@ void evaluate(const EvalSpec& asked) {
       for (const auto& m : MetricSet(j.metrics).names)
         if (metrics::metric_entry(m).needs & metrics::kClasses) j.metrics.remove(m);
   }
+  return j;
+}
+
+}  // namespace
+
+void evaluate(const EvalSpec& spec) {
+  check_request(spec);
   std::visit(
-      [&j](const auto& form) {
+      [&spec](const auto& form) {
         using F = std::decay_t<decltype(form)>;
-        if constexpr (std::is_same_v<F, ScoreCheckpoint>) fid_of_samples(j, form.path, "");
-        else if constexpr (std::is_same_v<F, ScoreRun>) fid_of_samples(j, "", form.dir);
-        else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(j, form.dir);
+        if constexpr (std::is_same_v<F, MakeReference>) make_reference(spec.settings, form);
+        else if constexpr (std::is_same_v<F, ScoreCheckpoint>) fid_of_samples(scoring_settings(spec), form.path, "");
+        else if constexpr (std::is_same_v<F, ScoreRun>) fid_of_samples(scoring_settings(spec), "", form.dir);
+        else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(scoring_settings(spec), form.dir);
+        else static_assert(kNoRunner<F>, "an evaluation form that evaluate() does not run");
       },
       spec.form);
 }

@@ -79,8 +79,8 @@ def main():
                    check=True, env=env, stdout=subprocess.DEVNULL)
     cmd = [binary, "train", "-c", cfg, "--out", run, "--threads", "1", "--workers", "1",
            f"train.iterations={ITERATIONS}", f"train.log_every={LOG_EVERY}", f"train.sample_every={SAMPLE_EVERY}",
-           f"train.checkpoint_every={CHECKPOINT_EVERY}", f"train.eval_every={EVAL_EVERY}", "train.eval_n=20",
-           f"train.eval_features={clf}", "train.eval_metrics=fid,kid", "train.ema_start=5"]
+           f"train.checkpoint_every={CHECKPOINT_EVERY}", f"eval.every={EVAL_EVERY}", "eval.n=20",
+           f"eval.features={clf}", "eval.metrics=fid,kid", "train.ema_start=5"]
 
     # Session 1, killed (SIGKILL: nothing of the process runs afterwards) once it logged past
     # its checkpoint at 15.

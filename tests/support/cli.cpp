@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <functional>
 
+#include "gan/cli/commands.h"
+#include "support/errors.h"
+
 namespace hamgan::test {
 
 std::string fresh_dir(const std::string& test, const std::string& name) {
@@ -17,6 +20,12 @@ std::string fresh_dir(const std::string& test, const std::string& name) {
   const auto p = std::filesystem::temp_directory_path() / ("hamgan_" + test + "_" + name + "_" + build);
   std::filesystem::remove_all(p);
   return p.string();
+}
+
+std::string created_dir(const std::string& test, const std::string& name) {
+  const std::string d = fresh_dir(test, name);
+  std::filesystem::create_directories(d);
+  return d;
 }
 
 std::string run_cli(int (*command)(int, char**), const std::string& name, std::vector<std::string> args) {
@@ -34,6 +43,14 @@ std::string run_cli(int (*command)(int, char**), const std::string& name, std::v
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0) << out;
   return out;
+}
+
+std::string sample_error(const std::vector<std::string>& args) {
+  return error_of([&] { run_cli(cli::sample_cmd, "sample", args); });
+}
+
+std::string fid_error(const std::vector<std::string>& args) {
+  return error_of([&] { run_cli(cli::fid, "fid", args); });
 }
 
 }  // namespace hamgan::test

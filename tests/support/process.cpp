@@ -15,6 +15,8 @@
 #include <sstream>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 
@@ -73,6 +75,30 @@ ChildGuard::~ChildGuard() {
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
+}
+
+int in_child(const std::function<int()>& f, bool drop_root) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (drop_root && geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(90);
+    _exit(f());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+pid_t find_process(const std::vector<std::string>& entries) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool all = !env.empty();
+    for (const auto& x : entries) all = all && env.find(std::string(1, '\0') + x + '\0') != std::string::npos;
+    if (all) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
 }
 
 std::string read_text(const std::string& path) {

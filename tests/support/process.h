@@ -47,6 +47,15 @@ std::string run_ranks(int world, const std::vector<std::string>& extra_env,
 // the message on an exception) when the environment has `worker_env`, else the tests.
 int test_main(int argc, char** argv, const char* worker_env, const std::function<int()>& worker);
 
+// Runs f in a forked child (as user `nobody` when `drop_root` and we are root, so file modes
+// bind) and returns its exit status, 128 + the signal when killed: the parent's checks stay in
+// the parent.
+int in_child(const std::function<int()>& f, bool drop_root);
+
+// The pid of a process whose environment (/proc/PID/environ) holds every one of `entries`
+// ("KEY=VALUE"), or -1.
+pid_t find_process(const std::vector<std::string>& entries);
+
 // The whole file, or "" when unreadable.
 std::string read_text(const std::string& path);
 

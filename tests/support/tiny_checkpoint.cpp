@@ -42,4 +42,10 @@ void write_tiny_checkpoint(const std::string& path, int64_t iteration, bool ema,
   save_checkpoint(path, w);
 }
 
+std::string tiny_checkpoint_in(const std::string& dir) {
+  const std::string p = dir + "/ckpt_000000010.pt";
+  write_tiny_checkpoint(p, 10, true, 1, tiny_checkpoint_yaml());
+  return p;
+}
+
 }  // namespace hamgan::test

@@ -17,5 +17,7 @@ std::string tiny_checkpoint_yaml(const std::string& eval = "");
 // the resolved one, or `yaml` verbatim when raw_yaml (as an older hamgan without some section).
 void write_tiny_checkpoint(const std::string& path, int64_t iteration, bool ema, uint64_t seed,
                            const std::string& yaml, bool raw_yaml = false);
+// DIR/ckpt_000000010.pt: the tiny model at iteration 10 with EMA, seed 1. Returns its path.
+std::string tiny_checkpoint_in(const std::string& dir);
 
 }  // namespace hamgan::test

@@ -1,5 +1,8 @@
 #include "support/tiny_run.h"
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -49,7 +52,18 @@ Ran run(const Config& cfg, const std::string& dir, TrainHooks hooks) {
   Ran r;
   hooks.history = &r.history;
   static_cast<TrainResult&>(r) = train(cfg, opt, synthetic(cfg), hooks);
+  r.log = sink.str();
   return r;
+}
+
+void expect_resumed_past_damaged(const Ran& r, const std::string& damaged, const std::string& resumed,
+                                 size_t iterations) {
+  EXPECT_NE(r.log.find("warning: skipping damaged checkpoint"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find(damaged), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("resuming from " + resumed), std::string::npos) << r.log;
+  EXPECT_EQ(r.history.size(), iterations);
+  for (const auto& st : r.history)
+    for (float v : st) EXPECT_TRUE(std::isfinite(v));
 }
 
 Loaded load_models(const std::string& path) {

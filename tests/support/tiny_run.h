@@ -22,9 +22,15 @@ std::string fresh_dir(const std::string& name);
 
 struct Ran : TrainResult {
   std::vector<IterStats> history;  // every iteration of this call
+  std::string log;                 // what train() printed
 };
-// train() into `dir`, its output discarded.
+// train() into `dir`, its output kept in Ran::log.
 Ran run(const Config& cfg, const std::string& dir, TrainHooks hooks = {});
+
+// Expects `r` to have warned that it skipped the damaged checkpoint `damaged`, resumed from
+// `resumed` and trained `iterations` iterations, every statistic finite.
+void expect_resumed_past_damaged(const Ran& r, const std::string& damaged, const std::string& resumed,
+                                 size_t iterations);
 
 struct Loaded {
   TensorMap g, d, g_ema;
