@@ -17,6 +17,7 @@
 #include "metrics/statistics.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "io/png.h"
 #include "support/tiny_checkpoint.h"
 
 using namespace hamgan;
@@ -95,7 +96,11 @@ TEST(FileIntegrity, DirectoryAsWeightsFileIsNamed) {
   const std::string dir = fresh_path("weights_dir");
   fs::create_directories(dir);
   expect_names(test::error_of([&] { torch_file::load(dir); }), {dir, "is a directory"});
-  expect_names(fid_error({"--real", "x.npz", "--fake", dir, "--inception", dir}), {dir, "is a directory"});
+  // A readable fake set, so that the weights are the first thing fid cannot read.
+  const std::string fake = fresh_path("weights_dir_fake");
+  fs::create_directories(fake);
+  for (const char* k : {"0", "1"}) write_png(fake + "/" + k + ".png", torch::full({32, 32, 3}, 255, torch::kUInt8));
+  expect_names(fid_error({"--real", "x.npz", "--fake", fake, "--inception", dir}), {dir, "is a directory"});
 }
 
 // A checkpoint whose stored config does not match its weights (n_classes 3 -> 99) is refused
