@@ -135,6 +135,7 @@ TEST(CliFlags, MissingOutIsOneError) {
       {"export", [&] { test::run_cli(cli::export_cmd, "export", {"--checkpoint", absent}); }},
       {"classifier train", [&] { test::run_cli(cli::classifier, "classifier", {"train", "--data", dir + "/a"}); }},
       {"compare", [&] { test::run_cli(cli::compare, "compare", {"--run", dir + "/a", "--run", dir + "/a"}); }},
+      {"fid stats", [&] { test::run_cli(cli::fid, "fid", {"stats", "--images", dir + "/a"}); }},
   };
   for (const auto& [label, f] : cases) EXPECT_EQ(test::error_of(f), cli::kMissingOut) << label;
 }

@@ -59,9 +59,8 @@ int stats(int argc, char** argv) {
   o.add_options()("images", "image directory", cxxopts::value<std::string>());
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
-  const std::string images = text(*parsed, "images"), data = text(*parsed, "data"), out = text(*parsed, "out");
-  if (images.empty() == data.empty() || out.empty())
-    fail("fid stats: one of --images DIR or --data SRC, and --out FILE.npz, are required");
+  const std::string images = text(*parsed, "images"), data = text(*parsed, "data"), out = out_of(*parsed);
+  if (images.empty() == data.empty()) fail("fid stats: one of --images DIR or --data SRC is required");
   using From = eval::MakeReference::From;
   const eval::EvalSpec spec{eval::MakeReference{images.empty() ? From::DataSource : From::ImageDir,
                                                 images.empty() ? data : images, out},
