@@ -152,7 +152,7 @@ TEST(Sampler, HamburgerSamplesDependOnNeitherBatchNorRun) {
   const auto items = sample::make_plan({0, 1, 2}, 7, 0);
   torch::manual_seed(1);
   const torch::Tensor a = one.generate(items);
-  torch::manual_seed(2);  // the global RNG no longer matters
+  torch::manual_seed(2);  // the global RNG does not reach the samples
   const torch::Tensor b = four.generate(items);
   EXPECT_TRUE(test::close(b, a, 1e-5, 1e-6));
   EXPECT_TRUE(torch::equal(four.generate(items), b));
