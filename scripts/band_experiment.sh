@@ -55,6 +55,9 @@ LONG_EVERY=${LONG_EVERY:-50}
 PAR=${PAR:-6}
 THREADS=${THREADS:-2}
 BUDGET=${BUDGET:-230}
+# A run's training is stopped after iterations x SEC_PER_IT ms + 120 s: an H100 takes ~0.2 s per
+# iteration with 6 runs at once, one core of a 2-core CPU ~1.3 s with 2 at once.
+if [[ $DEVICE == cpu ]]; then SEC_PER_IT=${SEC_PER_IT:-4000}; else SEC_PER_IT=${SEC_PER_IT:-667}; fi
 PY=${PYTHON:-python3}
 SMOKE=configs/imagenet128_cpu_smoke.yaml
 START=$(date +%s)
@@ -126,7 +129,7 @@ while IFS='|' read -r name cfg ovr; do
     wanted "$name" && ORDER+=("$name")
   else
     log "SETTING $name REFUSED: $msg"
-    echo "$name,,,NA,NA,NA" >>"$W/refused.csv"
+    echo "$name,,,NA,NA,NA,NA,NA,NA" >>"$W/refused.csv"
   fi
 done <<<"$MAIN
 $EXTRAS"
@@ -150,7 +153,7 @@ run() {
   local t0 rc
   t0=$(date +%s)
   # shellcheck disable=SC2086
-  timeout -k 10 "$(to $((iters * 2 / 3 + 120)))" "$bin" train -c "${CFG[$name]}" --out "$R/run" \
+  timeout -k 10 "$(to $((iters * SEC_PER_IT / 1000 + 120)))" "$bin" train -c "${CFG[$name]}" --out "$R/run" \
     --threads "$THREADS" --workers 1 $COMMON train.iterations="$iters" train.seed="$seed" \
     ${OVR[$name]} "$@" >"$R/train.log" 2>&1
   rc=$?
@@ -166,23 +169,23 @@ run() {
     it=$(basename "${ck:-none}" .pt); it=${it#ckpt_}
     if [[ $it =~ ^[0-9]+$ ]]; then it=$((10#$it)); else it=NA; fi
     if (($(left) < -30)); then
-      log "$tag: no time left to sample $it"; echo "$name,$seed,$it,NA,NA,NA" >>"$R/rows.csv"; continue
+      log "$tag: no time left to sample $it"; echo "$name,$seed,$it,NA,NA,NA,NA,NA,NA" >>"$R/rows.csv"; continue
     fi
     if [[ -z $ck || ! -f $ck ]]; then
-      log "$tag: no checkpoint ${ck:-} (train rc=$rc)"; echo "$name,$seed,$it,NA,NA,NA" >>"$R/rows.csv"; continue
+      log "$tag: no checkpoint ${ck:-} (train rc=$rc)"; echo "$name,$seed,$it,NA,NA,NA,NA,NA,NA" >>"$R/rows.csv"; continue
     fi
     local S=$R/samples_$it sb=()
     [[ -n $at ]] && sb=(--standing-batches 16)  # intermediate checkpoints hold no standing statistics
     if ! timeout -k 10 "$(to 120)" "$bin" sample --checkpoint "$ck" --out "$S" --per-class 10 \
         --device "$DEVICE" --threads "$THREADS" "${sb[@]}" >>"$R/sample.log" 2>&1; then
-      log "$tag: sample of $ck failed"; echo "$name,$seed,$it,NA,NA,NA" >>"$R/rows.csv"; continue
+      log "$tag: sample of $ck failed"; echo "$name,$seed,$it,NA,NA,NA,NA,NA,NA" >>"$R/rows.csv"; continue
     fi
     local js
     js=$(timeout 60 "$PY" scripts/band_stat.py "$S" 2>>"$R/sample.log")
     echo "$js" | sed "s|^{|{\"setting\": \"$name\", \"seed\": $seed, \"iteration\": $it, |" >>"$R/band.jsonl"
     echo "$js" | "$PY" -c "import json,sys; d=json.loads(sys.stdin.read() or '{}'); f=lambda k: 'NA' if d.get(k) is None else d[k]
-print(f'$name,$seed,$it,{f(\"band\")},{f(\"rows\")},{f(\"cols\")}')" >>"$R/rows.csv" 2>>"$R/sample.log" ||
-      echo "$name,$seed,$it,NA,NA,NA" >>"$R/rows.csv"
+print(f'$name,$seed,$it,{f(\"band\")},{f(\"rows\")},{f(\"cols\")},{f(\"stripes\")},{f(\"stripes_start\")},{f(\"stripes_end\")}')" >>"$R/rows.csv" 2>>"$R/sample.log" ||
+      echo "$name,$seed,$it,NA,NA,NA,NA,NA,NA" >>"$R/rows.csv"
     log "$tag @$it: $(tail -n 1 "$R/rows.csv")"
   done
   [[ ${KEEP_CKPT:-0} == 1 ]] || rm -rf "$R/run/checkpoints"  # 69 MB each
@@ -190,7 +193,7 @@ print(f'$name,$seed,$it,{f(\"band\")},{f(\"rows\")},{f(\"cols\")}')" >>"$R/rows.
 
 launch() {  # launch NAME SEED ...: in the background, at most PAR at once, none after the budget
   while (($(jobs -rp | wc -l) >= PAR)); do wait -n; done
-  if (($(left) < 45)); then log "SKIP $1 seed $2: budget spent"; echo "$1,$2,,NA,NA,NA" >>"$W/skipped.csv"; return; fi
+  if (($(left) < 45)); then log "SKIP $1 seed $2: budget spent"; echo "$1,$2,,NA,NA,NA,NA,NA,NA" >>"$W/skipped.csv"; return; fi
   run "$@" &
 }
 
@@ -210,7 +213,7 @@ wait
 
 # --- collect: CSV, JSON lines, trimmed log, montages ---------------------------------------------
 {
-  echo "setting,seed,iteration,band,rows,cols"
+  echo "setting,seed,iteration,band,rows,cols,stripes,stripes_start,stripes_end"
   cat "$W"/*/rows.csv "$W"/refused.csv "$W"/skipped.csv 2>/dev/null
 } >"$OUT/band.csv"
 cat "$W"/*/band.jsonl >"$OUT/band.jsonl" 2>/dev/null
@@ -254,7 +257,8 @@ def band(sdir):
         for l in open(os.path.join(os.path.dirname(sdir.rstrip("/")), "band.jsonl")):
             d = json.loads(l)
             if os.path.normpath(d["dir"]).endswith(os.path.basename(sdir.rstrip("/"))):
-                return f"band {d['band']}\nrows {d['rows']}\ncols {d['cols']}"
+                return (f"band {d['band']}\nstripes {d.get('stripes')}\n"
+                        f"start {d.get('stripes_start')}\nend {d.get('stripes_end')}")
     except Exception:
         pass
     return ""
@@ -288,13 +292,16 @@ import csv, sys, collections
 g = collections.OrderedDict()
 for r in csv.DictReader(open(sys.argv[1])):
     g.setdefault((r["setting"], r["iteration"]), []).append(r)
-print(f"{'setting':<12}{'iter':>6}{'n':>3}  {'band mean':>9}{'min':>7}{'max':>7}   per seed (band rows/cols)")
+print(f"{'setting':<12}{'iter':>6}{'n':>3}  {'band mean':>9}{'stripes mean':>13}{'min':>7}{'max':>7}"
+      "   per seed: band, stripes (start/end)")
 for (s, it), rs in g.items():
-    v = [float(r["band"]) for r in rs if r["band"] not in ("", "NA")]
-    per = "  ".join(f"s{r['seed']}:{r['band']}({r['rows']}/{r['cols']})" for r in rs)
+    ok = [r for r in rs if r["band"] not in ("", "NA")]
+    v = [float(r["band"]) for r in ok]
+    st = [float(r["stripes"]) for r in ok]
+    per = "  ".join(f"s{r['seed']}:{r['band']},{r['stripes']}({r['stripes_start']}/{r['stripes_end']})" for r in rs)
     if v:
-        print(f"{s:<12}{it:>6}{len(v):>3}  {sum(v)/len(v):>9.2f}{min(v):>7.2f}{max(v):>7.2f}   {per}")
+        print(f"{s:<12}{it:>6}{len(v):>3}  {sum(v)/len(v):>9.2f}{sum(st)/len(st):>13.2f}{min(st):>7.2f}{max(st):>7.2f}   {per}")
     else:
-        print(f"{s:<12}{it:>6}{0:>3}  {'NA':>9}{'':>7}{'':>7}   {per}")
+        print(f"{s:<12}{it:>6}{0:>3}  {'NA':>9}{'NA':>13}{'':>7}{'':>7}   {per}")
 PYEOF
 log "done: $OUT/band.csv ($(($(wc -l <"$OUT/band.csv") - 1)) rows); files: $(ls "$OUT" | tr '\n' ' ')"
