@@ -1,12 +1,21 @@
 #include "layers/fold_taps.h"
 
+#include <atomic>
+
 #include "core/compat.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 
 namespace hamgan {
 
+namespace {
+std::atomic<bool> folded_allowed{true};
+}  // namespace
+
+void set_folded_convs(bool allowed) { folded_allowed = allowed; }
+
 bool folded_conv_pays(const torch::Tensor& x) {
+  if (!folded_allowed) return false;
   if (!compat::conv_runs_reduced(x)) return true;
   return x.device().is_cpu() && !cpu_has_amx();
 }

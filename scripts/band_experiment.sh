@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The band bisection batch: which part of HamGAN-128 draws the band of period-2 stripes in the
-# last quarter of the rows or columns? Trains the 128 px smoke preset (configs/imagenet128_cpu_smoke.yaml)
-# on the packed real-photo folder for ITERS iterations in a set of settings x seeds, samples 10 EMA
-# images per class from the last checkpoint and measures scripts/band_stat.py (~1: no band;
-# HamGAN-128 smoke runs measure 2-5, SAGAN 1.2: scripts/band_stat.py). Meant for one GPU (several small runs at once).
+# The border-stripes batch (docs/band/README.md): trains the 128 px smoke preset
+# (configs/imagenet128_cpu_smoke.yaml) on the packed real-photo folder for ITERS iterations in a
+# set of settings x seeds, samples 10 EMA images per class from the last checkpoint and measures
+# scripts/band_stat.py: `stripes`, the period-2 amplitude in gray levels near either border (the
+# training photos 0.1; smoke runs at 150 iterations 2-4 with SAGAN, 2-9 with HamGAN), and the
+# first, end-only statistic `band`. On one GPU (several small runs at once) or a CPU:
+#   python3 scripts/photo_folder.py /tmp/photos && build/hamgan prepare --data /tmp/photos \
+#     --out .photos128/train.packed --resolution 128
+#   BIN=build/hamgan DEVICE=cpu ONLY="base sagan" SEEDS="0 1 2" LONG=0 EXTRA=0 PAR=2 THREADS=1 \
+#     BUDGET=3600 PYTHON=/usr/bin/python3 scripts/band_experiment.sh      (2 cores: ~4 min a pair)
 #
 #   scripts/band_experiment.sh                                   (after build-gpu/hamgan exists)
 #   BIN=build-gpu-sim/hamgan DEVICE=cpu ITERS=3 ONLY=base SEEDS=0 LONG=0 PAR=1 THREADS=1 scripts/band_experiment.sh
@@ -31,6 +36,7 @@
 #   inv_t       G's context.inv_t=0.05                 res16    G's Hamburger at 16x16
 #   ham_vq      G's ham soft VQ (D NMF)                ham_cd   G's ham concept decomposition (D NMF)
 #   steps1      G's context.steps=1                    fp32     train.amp=false
+#   plain       train.folded_convs=false (the plain upsample + conv and conv + pool forms)
 #   extras (EXTRA=1, after the main ones, while the budget lasts):
 #   g_online    G's context.init=online                g_seeded G's context.seed=0 (fixed bases draw)
 #   g_bptt      G's context.grad=bptt                  bs32     train.batch_size=32
@@ -102,7 +108,8 @@ res16|$SMOKE|generator.context.resolution=16
 ham_vq|$P/ham_vq.yaml|
 ham_cd|$P/ham_cd.yaml|
 steps1|$SMOKE|generator.context.steps=1
-fp32|$SMOKE|train.amp=false"
+fp32|$SMOKE|train.amp=false
+plain|$SMOKE|train.folded_convs=false"
 EXTRAS="g_online|$SMOKE|generator.context.init=online
 g_seeded|$SMOKE|generator.context.seed=0
 g_bptt|$SMOKE|generator.context.grad=bptt

@@ -10,7 +10,8 @@ For n samples (n/classes per class, `hamgan sample`'s latents and bases) it prin
     (y = x instead of x + sigma N(W_u D C)), the rest of G unchanged: a band that vanishes here
     is written by the context module;
   - "context_rows", "context_cols": the mean |residual branch| per row and per column of the
-    context module's grid (mean over samples and channels), to see where it writes;
+    context module's grid (mean over samples and channels), to see where it writes, and
+    "context_branch_mean_abs" against "context_input_mean_abs", the features it adds to;
   - "basis_share_rows", "basis_share_cols" (Hamburger): per row / column, the share of positions
     whose largest coefficient belongs to the basis that wins most often in the last quarter of
     that axis (the end band's own basis, if the decomposition gives it one).
@@ -61,6 +62,7 @@ def main():
     def probed(self, x, cond, *rest):
         y = orig_forward(self, x, cond, *rest)
         record["branch"] = (y - x).detach()
+        record["input"] = x.detach()
         return x if record.get("drop") else y
 
     type(ctx).forward = probed
@@ -77,6 +79,8 @@ def main():
         record["drop"] = False
         imgs = to_255(g.sample(a.seed, classes, ks))
         branch = record["branch"].abs().mean(dim=(0, 1))  # H x W at the context's resolution
+        out["context_input_mean_abs"] = round(float(record["input"].abs().mean()), 4)
+        out["context_branch_mean_abs"] = round(float(record["branch"].abs().mean()), 4)
         out["stripes"] = stripes_of(imgs)
         record["drop"] = True
         out["stripes_without_context"] = stripes_of(to_255(g.sample(a.seed, classes, ks)))

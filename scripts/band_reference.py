@@ -4,6 +4,7 @@ of early HamGAN-128 samples (docs/band/README.md) come from hamgan's code or fro
 
   /usr/bin/python3 scripts/band_reference.py --data train.packed --out DIR --seed S
       [--context ham_nmf|self_attention] [--iterations 150] [--ch 16] [--batch 8] [--threads 1]
+      [--init CKPT]
 
 Trains G and D of configs/imagenet128_cpu_smoke.yaml (BigGAN/SAGAN blocks at ch 16, the NMF
 Hamburger at 32x32 in G (d 256, r 32, with class-conditional BN) and D (d 128, r 16), K = 6,
@@ -15,6 +16,10 @@ one D step per G step, reals flipped at random). Then the EMA G (decay min(0.999
 0.5^(1 / (0.05 t))) from iteration 50, as train.ema_*) with standing BN statistics over 16
 batches writes 10 samples per class as DIR/samples/<class>/<k>.png, the layout of
 `hamgan sample --per-class 10`, for scripts/band_stat.py. fp32 throughout.
+
+--init CKPT starts G, D and the EMA G from a hamgan checkpoint's G and D (read with
+torch.jit.load; the module names are hamgan's) instead of the orthogonal draw: the same initial
+weights run through this independent code, with its own data order, latents and bases.
 """
 import argparse
 import os
@@ -120,6 +125,22 @@ def standing_stats(g, n_classes, z_dim, batch, batches, gen):
     g.eval()
 
 
+def load_hamgan(module, ckpt, prefix):
+    """module's parameters and buffers from a hamgan checkpoint's `prefix` (g or d), by name."""
+    archive = torch.jit.load(ckpt, map_location="cpu")
+    src = {k[len(prefix) + 1:]: v for k, v in list(archive.named_parameters()) + list(archive.named_buffers())
+           if k.startswith(prefix + ".")}
+    own = module.state_dict()
+    missing = sorted(set(own) - set(src))
+    if missing:
+        sys.exit(f"{ckpt}: no {prefix}.{missing[0]} (and {len(missing) - 1} more) for this model")
+    with torch.no_grad():
+        for k, v in own.items():
+            if src[k].numel() != v.numel():
+                sys.exit(f"{ckpt}: {prefix}.{k} has {tuple(src[k].shape)}, this model {tuple(v.shape)}")
+            v.copy_(src[k].reshape(v.shape))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
@@ -130,6 +151,7 @@ def main():
     ap.add_argument("--ch", type=int, default=16)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init", help="a hamgan checkpoint whose G and D to start from")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -144,6 +166,9 @@ def main():
                       make_context=context_maker(a.context, 256, 32))
     ortho_init(G)
     ortho_init(D)
+    if a.init:
+        load_hamgan(G, a.init, "g")
+        load_hamgan(D, a.init, "d")
     G_ema.load_state_dict(G.state_dict())
     opt_g = torch.optim.Adam(G.parameters(), 1e-4, betas=(0.0, 0.999), eps=1e-8)
     opt_d = torch.optim.Adam(D.parameters(), 4e-4, betas=(0.0, 0.999), eps=1e-8)

@@ -60,6 +60,7 @@ KEYS = {
     "train.ema_standing_batches": ("[0, 100000]", "BigGAN's standing statistics: the EMA G's BN statistics re-estimated over this many batches before it samples or is saved; 0: off"),
     "train.amp": ("auto, true, false", "bf16 autocast of the forward passes; `auto`: on for CUDA GPUs of compute capability >= 8 and CPUs with native bf16 (AVX-512 BF16 or AMX); SN sigma, BN, the losses and the Hamburger's decomposition stay fp32"),
     "train.channels_last": ("true, false", "NHWC weights and images (faster on CPU and CUDA; results equal up to summation order)"),
+    "train.folded_convs": ("true, false", "G's upsample + 3x3 conv and D's 3x3 conv + pool as one folded convolution where that is faster (fewer MACs; results equal up to summation order); false: as written"),
     "train.device": ("cpu, cuda, auto", "where training runs; `auto`: CUDA when a GPU is visible; each rank on a machine gets its own GPU"),
     "train.log_every": (">= 1", "iterations between progress lines and `metrics.jsonl` records"),
     "train.sample_every": (">= 0", "iterations between sample grids in `samples/` (0: none)"),

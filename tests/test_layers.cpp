@@ -226,6 +226,17 @@ TEST(FoldedConv, PaysInFp32AndInBf16WithoutAmx) {
   EXPECT_EQ(folded_conv_pays(x), !cpu_has_amx());
 }
 
+// train.folded_convs: false keeps every block on the plain forms, in fp32 and under autocast.
+TEST(FoldedConv, SwitchedOffNeverPays) {
+  const torch::Tensor x = torch::randn({1, 2, 4, 4});
+  set_folded_convs(false);
+  const bool fp32 = folded_conv_pays(x), bf16 = folded_conv_pays(x.to(torch::kBFloat16));
+  set_folded_convs(true);
+  EXPECT_FALSE(fp32);
+  EXPECT_FALSE(bf16);
+  EXPECT_TRUE(folded_conv_pays(x));
+}
+
 TEST(UpsampleConv, GradcheckDouble) {
   torch::manual_seed(6);
   torch::Tensor x = torch::randn({2, 3, 3, 4}, torch::kDouble).requires_grad_(true);

@@ -183,6 +183,7 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, 100000);
   cfg.train.amp = t.word("amp", cfg.train.amp, kAmpWords);
   cfg.train.channels_last = t.boolean("channels_last", cfg.train.channels_last);
+  cfg.train.folded_convs = t.boolean("folded_convs", cfg.train.folded_convs);
   cfg.train.device = t.word("device", cfg.train.device, kDeviceWords);
   cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
   cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);

@@ -70,6 +70,7 @@ struct TrainConfig {
   double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
   int64_t ema_standing_batches = 16;  // BN standing statistics of EMA G over this many batches (0: G's); BigGAN's 16
   bool channels_last = true;       // NHWC weights and images (gan/models/memory_format.h): faster on CPU and CUDA
+  bool folded_convs = true;        // upsample+conv / conv+pool folded where it pays (layers/fold_taps.h); false: as written
   DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;

@@ -17,6 +17,7 @@
 #include "core/rng_scope.h"
 #include "core/splitmix.h"
 #include "gan/models/init.h"
+#include "layers/fold_taps.h"
 #include "gan/models/memory_format.h"
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
@@ -56,6 +57,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
       rng_(at::detail::createCPUGenerator(static_cast<uint64_t>(cfg.train.seed))) {
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
+  set_folded_convs(cfg.train.folded_convs);
   g_ = Generator(cfg.model, cfg.generator);
   d_ = Discriminator(cfg.model, cfg.discriminator);
   init_weights(*g_, cfg.model.init);
