@@ -21,7 +21,6 @@ import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -30,15 +29,13 @@ sys.path.insert(0, here)
 import band_stat  # noqa: E402
 from hamgan_py import context as ctx_mod  # noqa: E402
 from hamgan_py import load_generator  # noqa: E402
+from hamgan_py.sampling import to_uint8  # noqa: E402
 
 
 def stripes_of(images):
-    m = images.mean(dim=(0, 1)).numpy()  # mean over samples and channels, 0-255 scale
-    return {k: v for k, v in band_stat.stripes_fields(m, lambda x: round(x, 4)).items()}
-
-
-def to_255(x):
-    return ((x + 1) * 127.5).round().clamp(0, 255).double()
+    """band_stat's stripe fields of G's [-1, 1] images as their PNGs would hold them."""
+    m = to_uint8(images).double().mean(dim=(0, 1)).numpy()  # mean over samples and channels
+    return band_stat.stripes_fields(m, lambda x: round(x, 4))
 
 
 def main():
@@ -48,8 +45,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     g = load_generator(a.export)
-    with open(os.path.join(a.export, "config.json")) as f:
-        n_classes = int(json.load(f)["n_classes"])
+    n_classes = g.n_classes
     per = max(1, a.n // n_classes)
     classes = [c for c in range(n_classes) for _ in range(per)]
     ks = [k for _ in range(n_classes) for k in range(per)]
@@ -77,13 +73,13 @@ def main():
     out = {"export": a.export, "n": len(classes)}
     with torch.no_grad():
         record["drop"] = False
-        imgs = to_255(g.sample(a.seed, classes, ks))
+        imgs = g.sample(a.seed, classes, ks)
         branch = record["branch"].abs().mean(dim=(0, 1))  # H x W at the context's resolution
         out["context_input_mean_abs"] = round(float(record["input"].abs().mean()), 4)
         out["context_branch_mean_abs"] = round(float(record["branch"].abs().mean()), 4)
         out["stripes"] = stripes_of(imgs)
         record["drop"] = True
-        out["stripes_without_context"] = stripes_of(to_255(g.sample(a.seed, classes, ks)))
+        out["stripes_without_context"] = stripes_of(g.sample(a.seed, classes, ks))
     r3 = lambda v: [round(float(t), 4) for t in v]
     out["context_rows"], out["context_cols"] = r3(branch.mean(1)), r3(branch.mean(0))
     if coefs:

@@ -17,7 +17,6 @@
 #include "core/rng_scope.h"
 #include "core/splitmix.h"
 #include "gan/models/init.h"
-#include "layers/fold_taps.h"
 #include "gan/models/memory_format.h"
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
@@ -30,6 +29,7 @@
 #include "gan/train/stop_policy.h"
 #include "gan/train/tensorboard_log.h"
 #include "gan/train/train_hooks.h"
+#include "layers/fold_taps.h"
 
 namespace hamgan {
 
