@@ -6,7 +6,9 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -152,6 +154,27 @@ std::string cuda_device_name(c10::DeviceIndex device);
 // Makes `device` this process's current CUDA device (each rank its own GPU, before NCCL and
 // any allocation); nothing in a build without CUDA.
 void cuda_set_device(c10::DeviceIndex device);
+
+// Marks on `device`'s work queue, and the device time between consecutive marks: CUDA events
+// on the current stream (recording one does not wait for the GPU), the host clock on the CPU,
+// whose operators return when their work is done. The benchmark times steps without a
+// synchronisation between them, as the training loop runs them.
+class DeviceTimeline {
+ public:
+  explicit DeviceTimeline(torch::Device device);
+  ~DeviceTimeline();
+  DeviceTimeline(const DeviceTimeline&) = delete;
+  DeviceTimeline& operator=(const DeviceTimeline&) = delete;
+  void mark();
+  // Waits for the device, then the milliseconds from each mark to the next (marks - 1 values).
+  std::vector<double> intervals_ms();
+
+ private:
+  torch::Device device_;
+  std::vector<std::chrono::steady_clock::time_point> host_;
+  struct CudaEvents;
+  std::unique_ptr<CudaEvents> cuda_;
+};
 
 // Adam's state of parameter `p`, or null before its first step. The optimizer's state map is
 // keyed by the parameter's TensorImpl pointer in 2.x and by that pointer printed to a string

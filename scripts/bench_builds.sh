@@ -20,8 +20,8 @@ results=$(mktemp)
 for ((r = 1; r <= rounds; ++r)); do
   for c in "${configs[@]}"; do
     for b in "${builds[@]}"; do
-      ms=$("$b/hamgan" bench train -c "$c" --iters "${ITERS:-5}" --warmup "${WARMUP:-1}" --threads "$threads" |
-           sed -n 's/.*median \([0-9.]*\) ms\/iteration.*/\1/p')
+      ms=$("$b/hamgan" bench train -c "$c" --iters "${ITERS:-5}" --warmup "${WARMUP:-1}" --threads "$threads" --json |
+           python3 -c 'import json, sys; print(json.load(sys.stdin)["ms_per_iteration"])')
       echo "round $r  $b  $c  $ms ms/it" | tee -a "$results"
     done
   done

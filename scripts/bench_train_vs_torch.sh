@@ -50,11 +50,12 @@ for round in $(seq "${REPEAT:-1}"); do
     fi
     run hamgan "$m" "$build/hamgan" bench train --config configs/fmnist32_sagan.yaml \
       --threads "$threads" --iters "$iters" --warmup 2 generator.context.type="$m" \
-      discriminator.context.type="$m" "${hreuse[@]}"
+      discriminator.context.type="$m" "${hreuse[@]}" --json
   done
 done
 
-# The images/s figure of each result line ("..., 1234.5 images/s"), median over the rounds.
+# The images/s figure of each result line (hamgan's JSON "images_per_s", the eager script's
+# "..., 1234.5 images/s"), median over the rounds.
 echo
 awk -v modules="$modules" '
   function median(s,   v, n, i, j, t) {
@@ -66,6 +67,11 @@ awk -v modules="$modules" '
   }
   function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "-" }
   function cell(x) { return x == "" ? "-" : sprintf("%.1f", x) }
+  match($0, /"images_per_s": [0-9.eE+-]+/) {
+    m = $2; sub(/:$/, "", m)
+    vals[$1, m] = vals[$1, m] " " substr($0, RSTART + 16, RLENGTH - 16)
+    next
+  }
   {
     for (i = 2; i <= NF; i++)
       if ($i == "images/s") { m = $2; sub(/:$/, "", m); vals[$1, m] = vals[$1, m] " " $(i - 1) }

@@ -100,7 +100,7 @@ for cfg in imagenet128_sagan imagenet128_hamgan; do
   quote "info_$cfg" "GFLOP|images/s" 3
   step "bench_$cfg" 150 1 "$bin" bench train -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 \
     train.device=cuda train.amp=true train.channels_last=true
-  quote "bench_$cfg" "median|TFLOP|peak CUDA"
+  quote "bench_$cfg" "ms/iteration|per step|TFLOP|peak CUDA"
 done
 
 # 6. bf16 against fp32: the same 100 iterations (seed, data); the mean losses of the last 50
@@ -150,7 +150,7 @@ quote fid "images/s|FID" 3
 for cfg in imagenet128_sagan imagenet128_hamgan; do
   step "bench_${cfg}_nchw" 120 1 "$bin" bench train -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 \
     train.device=cuda train.amp=true train.channels_last=false
-  quote "bench_${cfg}_nchw" "median|peak CUDA" 2
+  quote "bench_${cfg}_nchw" "ms/iteration|per step|peak CUDA" 3
 done
 
 note "- $failed step(s) failed; $((SECONDS)) s in all"

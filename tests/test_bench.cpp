@@ -1,10 +1,21 @@
 // gan/bench: the operator profile of `hamgan bench train --profile` (calls counted per
-// operator, nested operators' time moved from the caller's self time to their own).
+// operator, nested operators' time moved from the caller's self time to their own); the
+// device profile's attribution of kernels to the operators that launched them; the step
+// timing of `bench train` (batches made before the clock, phases of the step) and its JSON.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
+#include <set>
 
+#include "gan/bench/device_profile.h"
 #include "gan/bench/op_profile.h"
+#include "gan/bench/train_bench.h"
+#include "gan/cli/commands.h"
+#include "gan/train/trainer.h"
+#include "support/cli.h"
+#include "support/tiny_run.h"
 
 using namespace hamgan;
 
@@ -32,4 +43,110 @@ TEST(OpProfile, CountsCallsAndSplitsSelfFromNestedTime) {
   OpProfile q;
   torch::relu(a);
   for (const auto& o : q.stop()) EXPECT_NE(o.name, "aten::mm");
+}
+
+// Kineto's events as torch.profiler reads them: a kernel's time goes to the host operator whose
+// correlation id it links to (the innermost one that launched it), not to that operator's callers.
+TEST(DeviceProfile, KernelsCountForTheOperatorThatLaunchedThem) {
+  using compat::ProfiledEvent;
+  const std::vector<ProfiledEvent> events = {
+      {"aten::linear", false, 0, 100, 1, 0},       // calls addmm: launches nothing itself
+      {"aten::addmm", false, 10, 80, 2, 0},
+      {"aten::relu", false, 100, 20, 3, 0},
+      {"aten::addmm", false, 130, 80, 4, 0},
+      {"gemm_kernel", true, 20, 40, 0, 2},
+      {"gemm_kernel", true, 140, 50, 0, 4},
+      {"bias_kernel", true, 60, 5, 0, 2},
+      {"relu_kernel", true, 110, 7, 0, 3},
+      {"memcpy", true, 200, 3, 0, 99},  // no recorded operator
+  };
+  const DeviceProfile p = device_profile_of(events);
+  EXPECT_DOUBLE_EQ(p.device_us, 40 + 50 + 5 + 7 + 3);
+  EXPECT_DOUBLE_EQ(p.unattributed_us, 3);
+  ASSERT_EQ(p.operators.size(), 2u);  // linear launched no kernel of its own
+  EXPECT_EQ(p.operators[0].name, "aten::addmm");
+  EXPECT_EQ(p.operators[0].calls, 2);
+  EXPECT_DOUBLE_EQ(p.operators[0].device_us, 40 + 50 + 5);
+  EXPECT_EQ(p.operators[1].name, "aten::relu");
+  EXPECT_DOUBLE_EQ(p.operators[1].device_us, 7);
+  ASSERT_EQ(p.kernels.size(), 4u);
+  EXPECT_EQ(p.kernels[0].name, "gemm_kernel");
+  EXPECT_EQ(p.kernels[0].calls, 2);
+  EXPECT_DOUBLE_EQ(p.kernels[0].device_us, 90);
+  for (size_t i = 1; i < p.kernels.size(); ++i) EXPECT_GE(p.kernels[i - 1].device_us, p.kernels[i].device_us);
+}
+
+// Batches are made once, before any clock, and handed out in turn on the training device.
+TEST(TrainBench, PremadeBatchesCycleAndKeepTheirShape) {
+  const Config cfg = test::tiny();
+  PremadeSource source(cfg, 3, 2, torch::kCPU);
+  const Batch a = source.next(), b = source.next(), c = source.next();
+  EXPECT_EQ(a.images.sizes(), (std::vector<int64_t>{3, cfg.model.image_channels, cfg.model.resolution, cfg.model.resolution}));
+  EXPECT_EQ(a.labels.sizes(), (std::vector<int64_t>{3}));
+  EXPECT_FALSE(torch::equal(a.images, b.images));
+  EXPECT_TRUE(torch::equal(a.images, c.images));
+  EXPECT_GE(a.images.min().item<float>(), -1.0f);
+  EXPECT_LE(a.images.max().item<float>(), 1.0f);
+}
+
+// The figures agree with one another: images/s is the batch per wall time, the wall time per
+// step is the mean of the steps' device intervals (on the CPU the host runs the device work,
+// so they cover the same time), and the step's phases are listed in the order it runs them,
+// D's per D step, within the step's time.
+TEST(TrainBench, StepTimesAndPhasesAgree) {
+  const Config cfg = test::tiny();
+  Trainer t(cfg, torch::kCPU);
+  PremadeSource source(cfg, t.micro_batch(), 3, torch::kCPU);
+  const TrainBenchResult r = time_train_steps(t, source, 4, 1);
+  EXPECT_EQ(r.iters, 4);
+  EXPECT_EQ(r.bound, "cpu");
+  EXPECT_GT(r.wall_ms, 0);
+  EXPECT_NEAR(r.images_per_s, static_cast<double>(r.batch * r.n_dis) * 1000 / r.wall_ms, 1e-9 * r.images_per_s);
+  EXPECT_GE(r.wall_ms * 1.0001, r.device_median_ms * 0.5);  // a median can sit below the mean, not far
+  EXPECT_EQ(r.peak_mib, -1);
+  EXPECT_EQ(t.iteration(), 5);
+
+  const std::vector<PhaseTime> phases = time_step_phases(t, source, 2);
+  std::vector<std::string> names;
+  for (const auto& p : phases) names.push_back(p.phase);
+  const std::vector<std::string> expected = {"real batch and latents", "G forward (D step)", "D forward (D step)",
+                                             "D backward (D step)", "D optimizer", "G forward (G step)",
+                                             "D forward (G step)", "D and G backward (G step)", "G optimizer", "EMA"};
+  EXPECT_EQ(names, expected);
+  const int64_t micro = cfg.train.n_dis * cfg.train.accumulate;
+  for (const auto& p : phases) {
+    EXPECT_GE(p.ms, 0) << p.phase;
+    const int64_t calls = p.phase == "D optimizer" ? cfg.train.n_dis
+                          : p.phase == "G optimizer" || p.phase == "EMA" ? 1
+                          : p.phase.find("(G step)") != std::string::npos ? cfg.train.accumulate
+                                                                          : micro;
+    EXPECT_EQ(p.calls, calls) << p.phase;
+  }
+  EXPECT_EQ(t.iteration(), 7);
+}
+
+// `bench train --json`: one JSON object that Python's own parser reads, with the figures a
+// script needs (scripts read it instead of the text).
+TEST(TrainBench, JsonIsOneObjectPythonReads) {
+  const std::string dir = test::created_dir("bench", "json");
+  const std::string cfg = std::string(std::getenv("HAMGAN_SOURCE_DIR")) + "/configs/fmnist32_sagan.yaml";
+  const std::string out = test::run_cli(cli::bench, "bench",
+                                        {"train", "-c", cfg, "--iters", "2", "--warmup", "1", "--json", "--profile", "--threads", "1",
+                                         "generator.ch=4", "discriminator.ch=4", "train.batch_size=4"});
+  const std::string json = dir + "/bench.json";
+  std::ofstream(json) << out;
+  const std::string py = "import json,sys\nd=json.load(open(sys.argv[1]))\n"
+                         "assert d['iters']==2 and d['batch']==4 and d['bound']=='cpu', d\n"
+                         "assert abs(d['images_per_s']-d['batch']*d['n_dis']*1000/d['ms_per_iteration'])<1e-3*d['images_per_s'], d\n"
+                         "assert [p['phase'] for p in d['phases']][0]=='real batch and latents', d\n"
+                         "print('ok')\n";
+  std::ofstream(dir + "/check.py") << py;
+  const std::string cmd = "/usr/bin/python3 " + dir + "/check.py " + json + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  std::string said;
+  while (fgets(buf, sizeof buf, p)) said += buf;
+  EXPECT_EQ(pclose(p), 0) << said << "\n" << out;
+  EXPECT_EQ(said, "ok\n") << out;
 }

@@ -1,15 +1,66 @@
-// `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) on
-// synthetic data after warm-up; prints the median ms/iteration, images/s and the achieved model
-// FLOP/s against `hamgan info`'s count (and peak memory on CUDA); optionally a table of the
-// operators by self time.
+// `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) as the
+// training loop runs them: real batches made before the clock (on the training device), N
+// steps enqueued back to back with one synchronisation at the end, the device time of each
+// step from marks on the device's queue (core/compat.h DeviceTimeline), and the host's time to
+// enqueue a step beside it, which says whether the step is bound by the device or the host.
+// --profile adds the device time per phase of the step and per operator and kernel
+// (gan/bench/device_profile.h).
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "gan/config/config.h"
+#include "gan/train/batch_source.h"
 
 namespace hamgan {
 
-// profile: then --iters more iterations under the operator profiler (gan/bench/op_profile.h).
-void run_train_bench(const Config& cfg, int64_t iters, int64_t warmup, bool profile = false);
+class Trainer;
+
+struct TrainBenchResult {
+  int64_t batch = 0, n_dis = 0, iters = 0, warmup = 0;
+  double wall_ms = 0;           // the N steps' wall clock / N (one synchronisation, at the end)
+  double device_median_ms = 0;  // median device time of one step
+  double host_median_ms = 0;    // median host time to enqueue one step (the CPU: to run it)
+  double images_per_s = 0;      // batch * n_dis images per wall_ms
+  double tflops = 0;            // `hamgan info`'s model FLOPs of a step per wall_ms
+  double peak_mib = -1;         // CUDA: peak memory allocated in the timed steps; else -1
+  // "device": the host enqueues a step in under 90% of the device's time for it, so the
+  // device never waits; "host": the device waits for the host; "cpu": they are one.
+  std::string bound;
+};
+
+// Real batches made once, before any clock, then handed out in turn: the benchmark times the
+// step, not the data (the training loop's loader works ahead of it on other threads).
+class PremadeSource : public BatchSource {
+ public:
+  // `count` batches of `batch_size` from SyntheticDataset, moved to `device`.
+  PremadeSource(const Config& cfg, int64_t batch_size, int64_t count, torch::Device device);
+  Batch next() override;
+  LoaderState state() const override { return {}; }
+
+ private:
+  std::vector<Batch> batches_;
+  size_t next_ = 0;
+};
+
+TrainBenchResult time_train_steps(Trainer& t, BatchSource& source, int64_t iters, int64_t warmup);
+
+struct PhaseTime {
+  std::string phase;
+  int64_t calls = 0;  // per step
+  double ms = 0;      // device time per step
+};
+// `iters` more steps with the trainer's phase marks: each phase's device time per step, in the
+// order the step first runs them.
+std::vector<PhaseTime> time_step_phases(Trainer& t, BatchSource& source, int64_t iters);
+
+struct TrainBenchOptions {
+  int64_t iters = 20, warmup = 3;
+  bool profile = false;  // then phases and operators (and kernels on CUDA)
+  std::string trace;     // with profile: the Chrome trace's path ("" none)
+  bool json = false;     // one JSON object on stdout instead of the text
+};
+void run_train_bench(const Config& cfg, const TrainBenchOptions& o);
 
 }  // namespace hamgan

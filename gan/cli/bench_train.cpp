@@ -1,6 +1,7 @@
-// `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) on
-// synthetic data after warm-up; prints the median ms/iteration and images/s (--profile: where
-// the time goes, by operator).
+// `hamgan bench train`: times full training iterations (n_dis D steps + G step + EMA) as the
+// training loop runs them, on batches made before the clock; prints ms/iteration, images/s,
+// the device and host time of a step (--json: one object for scripts; --profile: the device
+// time per phase, operator and, on CUDA, kernel; --trace: Kineto's Chrome trace too).
 #include "core/error.h"
 #include "gan/bench/train_bench.h"
 #include "gan/cli/commands.h"
@@ -13,7 +14,11 @@ int bench_train(int argc, char** argv) {
   add_train_batch_option(opts);
   opts.add_options()("iters", "timed iterations", cxxopts::value<int64_t>()->default_value("20"))(
       "warmup", "untimed iterations first", cxxopts::value<int64_t>()->default_value("3"))(
-      "profile", "then profile --iters more iterations: the operators by self time");
+      "profile", "then --iters more iterations for each of: device time per phase of the step, per "
+      "operator (and per kernel on CUDA)")(
+      "trace", "with --profile: write the Kineto profiler's Chrome trace to this file",
+      cxxopts::value<std::string>())(
+      "json", "print one JSON object (with --profile: and the phases) instead of the text");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
@@ -23,8 +28,13 @@ int bench_train(int argc, char** argv) {
     cfg.train.batch_size = train_batch_of(r, cfg.train.batch_size);
     if (cfg.train.batch_size % cfg.train.accumulate != 0) cfg.train.accumulate = 1;
   }
-  run_train_bench(cfg, r["iters"].as<int64_t>(), r["warmup"].as<int64_t>(),
-                  r["profile"].as<bool>());
+  TrainBenchOptions o;
+  o.iters = r["iters"].as<int64_t>();
+  o.warmup = r["warmup"].as<int64_t>();
+  o.profile = r["profile"].as<bool>();
+  if (r.count("trace")) o.trace = r["trace"].as<std::string>();
+  o.json = r["json"].as<bool>();
+  run_train_bench(cfg, o);
   return 0;
 }
 

@@ -118,6 +118,7 @@ void Trainer::step(BatchSource& real) {
     opt_d_->zero_grad();
     d_real_loss = d_fake_loss = d_real = d_fake = lecam_sum = torch::Tensor();
     for (int64_t a = 0; a < k; ++a) {
+      phase("real batch and latents");
       const Batch b = real.next();
       if (b.images.size(0) != mb)
         fail("batch source: expected batches of ", mb, " images, got ", b.images.size(0));
@@ -129,6 +130,7 @@ void Trainer::step(BatchSource& real) {
       {
         compat::Autocast autocast(amp_, device_.type());
         torch::Tensor fake;
+        phase("G forward (D step)");
         if (reuse) {
           fake = g_->forward(z, y_fake);
           kept.emplace_back(fake, y_fake);
@@ -138,6 +140,7 @@ void Trainer::step(BatchSource& real) {
           fake = g_->forward(z, y_fake);
         }
         // DiffAugment: one transform family for real and fake, fresh draws per image.
+        phase("D forward (D step)");
         out = d_->forward(augment(torch::cat({x, fake.to(x.scalar_type())})), torch::cat({y, y_fake}));
       }
       out = out.to(torch::kFloat);
@@ -149,6 +152,7 @@ void Trainer::step(BatchSource& real) {
         loss = loss + r * cfg_.train.lecam_weight;
         accumulate(lecam_sum, r, scale);
       }
+      phase("D backward (D step)");
       (loss * scale).backward();
       accumulate(d_real_loss, l.real, scale);
       accumulate(d_fake_loss, l.fake, scale);
@@ -164,6 +168,7 @@ void Trainer::step(BatchSource& real) {
       }
       lecam_->update(m[0], m[1]);
     }
+    phase("D optimizer");
     if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
   }
 
@@ -174,6 +179,7 @@ void Trainer::step(BatchSource& real) {
     torch::Tensor fake, y_fake, out;
     {
       compat::Autocast autocast(amp_, device_.type());
+      phase("G forward (G step)");
       if (reuse) {
         std::tie(fake, y_fake) = kept[a];
       } else {
@@ -181,20 +187,25 @@ void Trainer::step(BatchSource& real) {
         std::tie(z, y_fake) = sample_zy(mb);
         fake = g_->forward(z, y_fake);
       }
+      phase("D forward (G step)");
       out = d_->forward(augment(fake), y_fake);
     }
     const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
+    phase("D and G backward (G step)");
     (l * scale).backward();
     accumulate(g_loss_sum, l, scale);
   }
   if (dp_) dp_->average_gradients(*g_);
+  phase("G optimizer");
   if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
   d_->set_trainable(true);  // FreezeD's frozen blocks stay off
 
   ++iteration_;
+  phase("EMA");
   if (ema_) ema_->update(iteration_);
   if (!lecam_sum.defined()) lecam_sum = torch::zeros({}, d_real.options());
   stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake, lecam_sum});
+  phase(nullptr);
 }
 
 void Trainer::set_lr_scale(double scale) {

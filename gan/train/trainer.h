@@ -63,6 +63,10 @@ class Trainer {
   void set_data_parallel(DataParallel* dp);
   // Where the slow phases outside the step (standing statistics) report progress; null: nowhere.
   void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
+  // Called where each phase of step() begins, with its name, and with null where the step
+  // ends (`hamgan bench train --profile`'s device time per phase); spectral norm's power
+  // iteration and DiffAugment run inside the D forward phases. Null: nothing is called.
+  void set_phase_mark(std::function<void(const char* phase)> mark) { phase_mark_ = std::move(mark); }
   // Both optimizers' learning rates become train.g_lr / d_lr times `scale` (gan/train/lr_schedule.h).
   void set_lr_scale(double scale);
   double lr_scale() const { return lr_scale_; }
@@ -73,6 +77,9 @@ class Trainer {
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
   // DiffAugment's T (train.diffaug; x itself when off), with draws from rng_.
   torch::Tensor augment(const torch::Tensor& x);
+  void phase(const char* name) {
+    if (phase_mark_) phase_mark_(name);
+  }
   // Standing statistics for the EMA G's current weights (once per iteration).
   void ensure_standing_stats();
 
@@ -93,6 +100,7 @@ class Trainer {
   int64_t standing_at_ = -1;  // iteration whose EMA weights the EMA G's BN statistics fit
   torch::Tensor stats_;
   std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> scripted_zy_;  // tests: train_hooks.h
+  std::function<void(const char*)> phase_mark_;
 };
 
 // Scores a checkpoint while training (gan/eval/train_scorer.h plugs in; gan/train cannot see
