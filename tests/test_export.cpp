@@ -23,6 +23,7 @@
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
 #include "gan/sample/export_generator.h"
+#include "core/sha256.h"
 #include "gan/sample/sampler.h"
 #include "io/safetensors_writer.h"
 #include "layers/context/context.h"
@@ -94,6 +95,33 @@ std::string python() {
   return p && *p ? p : "";
 }
 
+std::string source_dir() { return std::getenv("HAMGAN_SOURCE_DIR") ? std::getenv("HAMGAN_SOURCE_DIR") : "."; }
+
+// A tiny G of variant `v` (torch seeded with `seed`, state made non-trivial) saved as the
+// iteration-5 checkpoint of DIR/run, with DIR/run/classes.txt; returns the checkpoint's path.
+std::string save_variant_checkpoint(const std::string& dir, const Variant& v, uint64_t seed) {
+  fs::create_directories(dir + "/run/checkpoints");
+  const Config cfg = parse_config(config_yaml(v), v.name);
+  torch::manual_seed(seed);
+  Generator g(cfg.model, cfg.generator);
+  init_weights(*g, cfg.model.init);
+  make_state_nontrivial(*g, cfg.generator.z_dim, cfg.model.n_classes);
+  Discriminator d(cfg.model, cfg.discriminator);
+  torch::optim::Adam og(g->parameters()), od(d->parameters());
+  CheckpointWrite w;
+  w.iteration = 5;
+  w.config_yaml = to_yaml(cfg.resolved);
+  w.g = g.get();
+  w.g_ema = g.get();
+  w.d = d.get();
+  w.opt_g = &og;
+  w.opt_d = &od;
+  const std::string ck = checkpoint_path(dir + "/run/checkpoints", 5);
+  save_checkpoint(ck, w);
+  std::ofstream(dir + "/run/classes.txt") << "000 tee shirt\n001 trouser\n002 pull\"over\n";
+  return ck;
+}
+
 }  // namespace
 
 TEST(Export, SafetensorsBytesFollowTheFormat) {
@@ -141,25 +169,7 @@ TEST(Export, EveryContextModuleMatchesThePythonGenerator) {
     const Variant& v = all[i];
     SCOPED_TRACE(v.name);
     const std::string dir = root + "/" + std::to_string(i);
-    fs::create_directories(dir + "/run/checkpoints");
-    const Config cfg = parse_config(config_yaml(v), v.name);
-    torch::manual_seed(100 + i);
-    Generator g(cfg.model, cfg.generator);
-    init_weights(*g, cfg.model.init);
-    make_state_nontrivial(*g, cfg.generator.z_dim, cfg.model.n_classes);
-    Discriminator d(cfg.model, cfg.discriminator);
-    torch::optim::Adam og(g->parameters()), od(d->parameters());
-    CheckpointWrite w;
-    w.iteration = 5;
-    w.config_yaml = to_yaml(cfg.resolved);
-    w.g = g.get();
-    w.g_ema = g.get();
-    w.d = d.get();
-    w.opt_g = &og;
-    w.opt_d = &od;
-    const std::string ck = checkpoint_path(dir + "/run/checkpoints", 5);
-    save_checkpoint(ck, w);
-    std::ofstream(dir + "/run/classes.txt") << "000 tee shirt\n001 trouser\n002 pull\"over\n";
+    const std::string ck = save_variant_checkpoint(dir, v, 100 + i);
 
     test::run_cli(cli::export_cmd, "export", {"--checkpoint", ck, "--out", dir + "/export"});
     // An earlier export is replaced.
@@ -186,7 +196,7 @@ TEST(Export, EveryContextModuleMatchesThePythonGenerator) {
   }
   manifest.close();
 
-  const std::string src = std::getenv("HAMGAN_SOURCE_DIR") ? std::getenv("HAMGAN_SOURCE_DIR") : ".";
+  const std::string src = source_dir();
   const std::string results = root + "/results.txt";
   const std::string cmd = "PYTHONPATH='" + src + "/python' '" + py + "' '" + src +
                           "/tests/export/check_export.py' --manifest '" + root + "/manifest.txt' --results '" +
@@ -208,4 +218,53 @@ TEST(Export, EveryContextModuleMatchesThePythonGenerator) {
   }
   for (const auto& n : context_names()) EXPECT_TRUE(seen.count(n)) << "context module " << n << " was not checked";
   EXPECT_EQ(seen.size(), context_names().size());
+}
+
+TEST(Export, Sha256MatchesTheFips180Examples) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // 56 bytes: the length no longer fits the first padded block.
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// Nothing but the exporter may pair a config.json with a model.safetensors: the tensors' file
+// carries the SHA-256 of the config's exact bytes, and hamgan_py refuses hand edits (another
+// Hamburger type, another export's tensors, a missing key, a huge channel count) naming the files,
+// before it allocates (tests/export/check_export_edits.py).
+TEST(Export, PythonLoaderRefusesHandEditedExports) {
+  const std::string py = python();
+  ASSERT_FALSE(py.empty()) << "HAMGAN_ECOSYSTEM_PYTHON is not set (tests/CMakeLists.txt sets it for CTest)";
+  ASSERT_TRUE(fs::exists(py)) << "HAMGAN_ECOSYSTEM_PYTHON=" << py << " does not exist: create it with scripts/setup.sh";
+  const std::string root = test::fresh_dir("export", "edits");
+  const Variant v{"ham_nmf", "ham_nmf", "{type: ham_nmf, resolution: 8}", ""};
+  std::string exports[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string dir = root + "/" + std::to_string(i);
+    const std::string ck = save_variant_checkpoint(dir, v, 1 + i);
+    exports[i] = dir + "/export";
+    test::run_cli(cli::export_cmd, "export", {"--checkpoint", ck, "--out", exports[i]});
+  }
+  // The binding as written: the digest of config.json's bytes in model.safetensors' metadata.
+  const std::string model = test::read_text(exports[0] + "/" + sample::kExportModelFile);
+  const std::string digest = sha256_hex(test::read_text(exports[0] + "/" + sample::kExportConfigFile));
+  EXPECT_NE(model.find("\"config_sha256\":\"" + digest + "\""), std::string::npos);
+
+  const std::string cmd = "PYTHONPATH='" + source_dir() + "/python' '" + py + "' '" + source_dir() +
+                          "/tests/export/check_export_edits.py' '" + exports[0] + "' '" + exports[1] + "' '" + root +
+                          "/scratch' > '" + root + "/check.log' 2>&1";
+  fs::create_directories(root + "/scratch");
+  const int rc = std::system(cmd.c_str());
+  const std::string log = test::read_text(root + "/check.log");
+  std::cout << log;
+  EXPECT_EQ(rc, 0) << cmd << "\n" << log;
+  EXPECT_NE(log.find("check_export_edits: every edited export refused"), std::string::npos) << log;
+}
+
+TEST(Export, EmptyOutIsAnErrorNamingOut) {
+  const std::string msg = test::error_of(
+      [] { test::run_cli(cli::export_cmd, "export", {"--checkpoint", "/nonexistent/ck.pt", "--out", ""}); });
+  test::expect_names(msg, {"--out", "empty", "expected"});
+  EXPECT_EQ(msg.find("Invalid argument"), std::string::npos) << msg;
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "gan/config/arch.h"
 #include "gan/sample/image_folder.h"
 #include "io/atomic_file.h"
@@ -201,17 +202,22 @@ void check_export_dir(const std::string& dir, const std::string& option) {
   if (!fs::exists(fs::symlink_status(dir, ec))) return;
   if (!fs::is_directory(dir, ec))
     fail(option, " ", dir, ": expected a new directory or an earlier export, found ", io::describe_existing(dir));
+  std::vector<fs::path> stale;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name == kExportModelFile) {
       io::check_output_path(e.path().string(), io::safetensors_output(), option);
     } else if (name == kExportConfigFile) {
       io::check_output_path(e.path().string(), export_config_output(), option);
+    } else if (e.is_regular_file(ec) && (io::is_stale_temporary_of(name, kExportModelFile) ||
+                                         io::is_stale_temporary_of(name, kExportConfigFile))) {
+      stale.push_back(e.path());  // a killed export's temporary: nothing will rename it into place
     } else {
       fail(option, " ", dir, ": holds ", name, ", so it is not an earlier export (expected only ",
            kExportModelFile, " and ", kExportConfigFile, "); choose a new directory");
     }
   }
+  for (const auto& p : stale) fs::remove(p, ec);
 }
 
 ExportResult export_generator(const CheckpointData& ck, bool ema, int64_t standing_batches,
@@ -228,8 +234,11 @@ ExportResult export_generator(const CheckpointData& ck, bool ema, int64_t standi
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail("--out ", dir, ": cannot create: ", ec.message());
+  // The config's digest binds the pair: a hand-edited config.json, or another export's
+  // model.safetensors next to it, no longer matches, and readers refuse it.
   const std::map<std::string, std::string> meta = {{"format", "hamgan-generator"},
-                                                   {"format_version", std::to_string(kExportFormatVersion)}};
+                                                   {"format_version", std::to_string(kExportFormatVersion)},
+                                                   {kExportConfigDigestKey, sha256_hex(json)}};
   const std::string bytes = io::safetensors_bytes(tensors, meta);
   io::write_file_atomically((fs::path(dir) / kExportModelFile).string(), bytes);
   io::write_file_atomically((fs::path(dir) / kExportConfigFile).string(), json);

@@ -22,6 +22,9 @@ namespace hamgan::sample {
 constexpr const char* kExportModelFile = "model.safetensors";
 constexpr const char* kExportConfigFile = "config.json";
 constexpr int64_t kExportFormatVersion = 1;
+// model.safetensors' __metadata__ key holding the SHA-256 (hex) of config.json's exact bytes:
+// what binds the two files (python/hamgan_py refuses a pair whose digest differs).
+constexpr const char* kExportConfigDigestKey = "config_sha256";
 
 // config.json's first line: how an earlier export is recognised (io/output_path.h's rule).
 const io::OutputKind& export_config_output();

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .layers import Conv, CondBatchNorm
+from .layers import Conv, CondBatchNorm, _buffer
 
 
 def _conv1x1(shapes, name):
@@ -22,7 +22,7 @@ class _Tensors(nn.Module):
 
     def _own(self, shapes, names):
         for n in names:
-            self.register_buffer(n, torch.zeros(shapes[n], dtype=torch.float32))
+            self.register_buffer(n, _buffer(shapes[n]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ class _Attention(_Tensors):
             if n is not None and n + ".weight" in shapes:
                 setattr(self, n, _conv1x1(shapes, n))
         self.o_name = o_name if o_name + ".weight" in shapes else None
-        self.register_buffer("gamma", torch.zeros(()))
+        self.register_buffer("gamma", _buffer(()))
 
     def _map(self, name, t):
         return t if name is None else getattr(self, name)(t)
@@ -300,9 +300,9 @@ class Hamburger(nn.Module):
         self.norm = None
         if "norm.bn.running_mean" in shapes:
             self.norm = CondBatchNorm(self.upper.weight.shape[0], cond_kind, cond_dim, eps)
-        self.register_buffer("sigma", torch.zeros(()))
+        self.register_buffer("sigma", _buffer(()))
         if not self.random_bases:
-            self.register_buffer("bases", torch.zeros(shapes["bases"]))
+            self.register_buffer("bases", _buffer(shapes["bases"]))
 
     def draw_bases(self, batch, generator=None):
         """A random initial D (batch * groups) x d x r as the ham draws it (nmf: U[0, 1); vq, cd:

@@ -1,17 +1,18 @@
 """The class-conditional SAGAN/BigGAN generator of hamgan (gan/models/generator.h), rebuilt from
 `hamgan export`'s DIR/config.json and DIR/model.safetensors."""
-import json
 import os
 
 import torch
 from torch import nn
 
 from .context import Hamburger, build_context
-from .layers import BatchNorm, Conv, Embedding, GBlock, Linear
+from .export_files import (CONFIG_FILE, MODEL_FILE, ExportError, check_binding, check_tensors, read_config,
+                           read_header)
+from .layers import BatchNorm, Conv, Embedding, GBlock, Linear, shapes_only
 from .sampling import latent, sample_bases
 
-FORMAT = "hamgan-generator"
-FORMAT_VERSION = 1
+_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+           torch.int64: "I64", torch.int32: "I32"}
 
 
 class Generator(nn.Module):
@@ -91,17 +92,31 @@ class Generator(nn.Module):
 
 
 def load_generator(directory, map_location="cpu"):
-    """The exported generator in DIR (config.json + model.safetensors) as a Generator in eval mode."""
+    """The exported generator in DIR (config.json + model.safetensors) as a Generator in eval mode.
+
+    Before anything is allocated: config.json's keys and types, the digest binding it to
+    model.safetensors, and every tensor's name, dtype and shape against the file's header
+    (export_files.py); any difference raises ExportError (a ValueError) naming the files."""
     from safetensors.torch import load_file
 
-    with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
-        config = json.load(f)
-    if config.get("format") != FORMAT:
-        raise ValueError(f"{directory}/config.json: not a hamgan export (format {config.get('format')!r})")
-    if int(config.get("format_version", 0)) > FORMAT_VERSION:
-        raise ValueError(f"{directory}/config.json: format_version {config['format_version']} is newer than "
-                         f"this hamgan_py reads ({FORMAT_VERSION})")
-    tensors = load_file(os.path.join(directory, "model.safetensors"), device=str(map_location))
-    g = Generator(config, {k: tuple(v.shape) for k, v in tensors.items()})
+    config, config_bytes = read_config(directory)
+    meta, header = read_header(directory)
+    check_binding(directory, config_bytes, meta)
+    shapes = {k: shape for k, (_, shape) in header.items()}
+    config_path, model_path = os.path.join(directory, CONFIG_FILE), os.path.join(directory, MODEL_FILE)
+    try:
+        with shapes_only():
+            probe = Generator(config, shapes)
+    except (KeyError, StopIteration) as e:  # a context tensor the module reads is not in the file
+        raise ExportError(f"{model_path}: its 'context.' tensors are not those of the context module "
+                          f"{config['context']['type']!r} that {config_path} names"
+                          + (f" (no 'context.{e.args[0]}')" if isinstance(e, KeyError) else "")) from None
+    except (RuntimeError, TypeError, OverflowError, ValueError) as e:
+        raise ExportError(f"{config_path} and {model_path} describe no buildable generator "
+                          f"({type(e).__name__}: {e})") from None
+    check_tensors({k: (_DTYPES.get(v.dtype, str(v.dtype)), tuple(v.shape)) for k, v in probe.state_dict().items()},
+                  header, directory)
+    tensors = load_file(model_path, device=str(map_location))
+    g = Generator(config, shapes)
     g.load_state_dict(tensors, strict=True)
     return g.eval()

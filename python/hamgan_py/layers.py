@@ -1,12 +1,29 @@
 """The generator's building blocks in eval mode (hamgan's layers/*.h), spectral norm folded by the
 exporter: every convolution, linear and embedding reads a plain `weight`."""
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+# Where _buffer puts new buffers: None (torch's default, the CPU), or meta inside shapes_only().
+_BUILD = {"device": None}
+
+
+@contextlib.contextmanager
+def shapes_only():
+    """Modules built inside hold their buffers on torch's meta device: shapes and dtypes without
+    memory, so load_generator compares them with the file before allocating anything."""
+    before = _BUILD["device"]
+    _BUILD["device"] = torch.device("meta")
+    try:
+        yield
+    finally:
+        _BUILD["device"] = before
+
 
 def _buffer(shape):
-    return torch.zeros(shape, dtype=torch.float32)
+    return torch.zeros(shape, dtype=torch.float32, device=_BUILD["device"])
 
 
 class Conv(nn.Module):

@@ -9,7 +9,8 @@ For every manifest line "<variant> <module> <dir>":
     order differs; tanh keeps the outputs in [-1, 1]);
   - the latents hamgan_py derives equal the C++ ones exactly (same mt19937 stream);
   - model.safetensors read by the safetensors package's own readers (load_file, safe_open) holds
-    exactly the module's tensors (names, shapes, values), with the format metadata;
+    exactly the module's tensors (names, shapes, values), with the format metadata and the
+    SHA-256 of config.json's bytes that binds the two files;
   - the context module's residual branch moves the images by more than MIN_CONTEXT_EFFECT;
   - hamgan_py.export_onnx + onnxruntime reproduce the module within ONNX_ATOL, except the modules
     in EXPECTED_ONNX_FAILURES, whose export must fail (an export that starts working fails the
@@ -17,6 +18,7 @@ For every manifest line "<variant> <module> <dir>":
 Writes one line per variant to --results; exits 1 on any failure, with the reasons.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -91,7 +93,9 @@ def main():
             bad.append(f"tensor names differ: file-only {sorted(set(st) - set(sd))}, module-only {sorted(set(sd) - set(st))}")
         with safe_open(os.path.join(ex, "model.safetensors"), framework="pt") as f:
             meta = f.metadata()
-            if meta != {"format": "hamgan-generator", "format_version": "1"}:
+            with open(os.path.join(ex, "config.json"), "rb") as cf:
+                digest = hashlib.sha256(cf.read()).hexdigest()
+            if meta != {"format": "hamgan-generator", "format_version": "1", "config_sha256": digest}:
                 bad.append(f"metadata {meta}")
             for k in f.keys():
                 t = f.get_tensor(k)
