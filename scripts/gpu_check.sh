@@ -6,7 +6,8 @@
 # moment each ends: a lease cut short still returns what ran.
 #   scripts/gpu_check.sh [--dry-run | --no-device] [OUT]   (default runs/gpu_check)
 #   --no-device  every step that needs no GPU (build, audit, versions, the paper estimate,
-#                the Inception weights); the device steps are listed as skipped. This is the
+#                the speed rows' packed data, the Inception weights); the device steps are
+#                listed as skipped. This is the
 #                bare machine simulated here (STRICT=1 TORCH_PYTHON=<venv with torch 2.11>).
 #   --dry-run    print every step's command, run none
 #   DEADLINE     seconds for the whole check, build included (default 480); BUILD_LIMIT the
@@ -37,22 +38,28 @@ export_results() {
   [ -n "$export" ] && [ "$mode" != dry ] || return 0
   mkdir -p "$export"
   cp "$summary" "$export/summary.md"
+  [ ! -f "$out/speed.md" ] || cp "$out/speed.md" "$export/speed.md"
   tar -czf "$export/logs.tar.gz" -C "$out" logs 2>/dev/null || true
 }
 note() { [ "$mode" = dry ] || echo "$*" >> "$summary"; }
 # step NAME LIMIT_S NEEDS_DEVICE CMD...: runs CMD under min(LIMIT_S, time left), its output in
-# OUT/logs/NAME.txt, and one summary line with its status and seconds.
+# OUT/logs/NAME.txt, and one summary line with its status and seconds. With json=FILE set for
+# the call, CMD's stdout (its JSON) goes to FILE and only its stderr to the log.
 failed=0
 step() {
-  local name=$1 limit=$2 device=$3; shift 3
-  echo "+ [$name] $*"
+  local name=$1 limit=$2 device=$3 to=${json:-}; shift 3
+  echo "+ [$name] $*${to:+ > $to}"
   [ "$mode" = dry ] && return 0
   if [ "$device" = 1 ] && [ "$mode" = nodev ]; then note "- $name: skipped (needs a GPU)"; return 1; fi
   local left=$((deadline - SECONDS))
   if [ "$left" -lt 10 ]; then note "- $name: skipped (deadline reached)"; export_results; return 1; fi
   [ "$limit" -le "$left" ] || limit=$left
   local t0=$SECONDS rc
-  timeout --kill-after=10 "$limit" "$@" > "$out/logs/$name.txt" 2>&1
+  if [ -n "$to" ]; then
+    timeout --kill-after=10 "$limit" "$@" > "$to" 2> "$out/logs/$name.txt"
+  else
+    timeout --kill-after=10 "$limit" "$@" > "$out/logs/$name.txt" 2>&1
+  fi
   rc=$?
   local status=ok
   [ "$rc" = 0 ] || { status="FAILED (exit $rc$([ "$rc" = 124 ] && echo ", time limit $limit s"))"; failed=$((failed + 1)); }
@@ -81,7 +88,68 @@ quote version "CUDA|bf16|hamgan" 3
 step cuda_tests 150 1 "$build/tests/test_cuda_paths" --gtest_brief=1
 quote cuda_tests "PASSED|FAILED|tests ran" 12
 
-# 4. Training on CUDA: bf16 autocast, channels-last, pinned loader; checkpoint, then resume.
+# 4. Speed at the mission's size, as one table (scripts/speed_table.py; OUT/speed.md, rewritten
+#    after every speed step, into the summary when the section ends): ImageNet-128 SAGAN and
+#    HamGAN, batch 256, bf16, channels-last, as hamgan's own training loop on a packed 128 px
+#    folder, as `hamgan bench train` (then with each bench switch on and off) and as the same
+#    model in eager PyTorch (scripts/bench_torch_eager.py). The rows' JSON: OUT/logs/speed/.
+speed_cfgs=(imagenet128_sagan imagenet128_hamgan)
+switches=(train.folded_convs train.cudnn_benchmark)  # bench switches: each adds a row =true and a row =false per config
+fast=(train.device=cuda train.amp=true train.channels_last=true)
+sp=$out/logs/speed
+classes=10
+sw=()
+for key in "${switches[@]}"; do sw+=(--switch "$key"); done
+[ "$mode" = dry ] || mkdir -p "$sp"
+speed_table() {
+  [ "$mode" = dry ] || "$py" scripts/speed_table.py "$sp" "${speed_cfgs[@]}" "${sw[@]}" --info "$out/logs" \
+    > "$out/speed.md" 2>&1
+}
+for cfg in "${speed_cfgs[@]}"; do
+  step "info_$cfg" 30 0 "$bin" info -c "configs/$cfg.yaml"
+  quote "info_$cfg" "GFLOP|images/s|^parameters" 3
+done
+for cfg in "${speed_cfgs[@]}"; do
+  json=$sp/$cfg.bench.json step "bench_$cfg" 150 1 "$bin" bench train -c "configs/$cfg.yaml" --batch 256 \
+    --iters 10 --warmup 3 --json "${fast[@]}"
+  speed_table
+done
+# The training loop's data: generated JPEGs (no photos on the machine) packed at 128 px.
+packed=$out/speed_data.packed
+step speed_images 60 0 "$py" scripts/jpeg_folder.py "$out/speed_images" 128 "$classes" &&
+  step speed_data 60 0 "$bin" prepare --data "$out/speed_images" --out "$packed" --resolution 128 --workers 8
+for cfg in "${speed_cfgs[@]}"; do
+  srun=$out/speed_train_$cfg
+  step "train_$cfg" 150 1 "$bin" train -c "configs/$cfg.yaml" --out "$srun" "data.path=$packed" data.format=packed \
+    model.n_classes=$classes "${fast[@]}" train.iterations=40 train.log_every=10 train.checkpoint_every=0 \
+    train.sample_every=0 train.tensorboard=false --workers 8
+  [ "$mode" = dry ] || { cp "$srun/metrics.jsonl" "$sp/$cfg.train.metrics.jsonl" 2>/dev/null; rm -rf "$srun/checkpoints"; }
+  speed_table
+done
+for cfg in "${speed_cfgs[@]}"; do
+  json=$sp/$cfg.eager.json step "eager_$cfg" 150 1 "$py" scripts/bench_torch_eager.py --config "configs/$cfg.yaml" \
+    --hamgan "$bin" --device cuda --batch 256 --iters 10 --warmup 3 --amp true --channels-last --threads "$(nproc)" --json
+  speed_table
+done
+for key in "${switches[@]}"; do
+  for value in true false; do
+    for cfg in "${speed_cfgs[@]}"; do
+      json=$sp/$cfg.bench.$key=$value.json step "bench_${cfg}_$key=$value" 150 1 "$bin" bench train \
+        -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 --json "${fast[@]}" "$key=$value"
+      speed_table
+    done
+  done
+done
+if [ "$mode" != dry ]; then
+  speed_table
+  note "- speed (OUT/speed.md): images/s of the timed steps; TFLOP/s by hamgan info's FLOP count"
+  note ""
+  cat "$out/speed.md" >> "$summary"
+  note ""
+  export_results
+fi
+
+# 5. Training on CUDA: bf16 autocast, channels-last, pinned loader; checkpoint, then resume.
 data=$bundle/data/fashion-mnist
 [ -d "$data" ] || data=/usr/share/datasets/fashion-mnist
 common=(train.device=cuda train.channels_last=true train.checkpoint_every=20 train.sample_every=20
@@ -92,16 +160,6 @@ quote train "it/s|speed after" 2
 step resume 90 1 "$bin" train -c configs/fmnist32_hamgan.yaml --out "$run" "${common[@]}" train.amp=true train.iterations=60 && [ "$mode" = run ] &&
   { grep -q "resuming from" "$out/logs/resume.txt" && note "    resumed from the iteration-40 checkpoint" ||
     note "    FAILED: the second run did not resume"; }
-
-# 5. Speed at the mission's size: ImageNet-128 SAGAN and HamGAN, batch 256, bf16, channels-last;
-#    images/s, achieved TFLOP/s and peak memory against `hamgan info`'s paper estimate.
-for cfg in imagenet128_sagan imagenet128_hamgan; do
-  step "info_$cfg" 30 0 "$bin" info -c "configs/$cfg.yaml"
-  quote "info_$cfg" "GFLOP|images/s" 3
-  step "bench_$cfg" 150 1 "$bin" bench train -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 \
-    train.device=cuda train.amp=true train.channels_last=true
-  quote "bench_$cfg" "ms/iteration|per step|TFLOP|peak CUDA"
-done
 
 # 6. bf16 against fp32: the same 100 iterations (seed, data); the mean losses of the last 50
 #    should agree to a few percent (the trajectories part at the first rounding difference).
@@ -145,13 +203,6 @@ step fid 150 1 "$bin" fid --real "$out/samples.npz" --checkpoint "$ck" --count 5
   --batch 250
 quote fid "images/s|FID" 3
 [ -n "$export" ] && [ -f "$out/grid.png" ] && cp "$out/grid.png" "$export/grid.png"
-
-# 8. Layout: the same benches in NCHW, if time is left.
-for cfg in imagenet128_sagan imagenet128_hamgan; do
-  step "bench_${cfg}_nchw" 120 1 "$bin" bench train -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 \
-    train.device=cuda train.amp=true train.channels_last=false
-  quote "bench_${cfg}_nchw" "ms/iteration|per step|peak CUDA" 3
-done
 
 note "- $failed step(s) failed; $((SECONDS)) s in all"
 export_results

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The speed table of scripts/gpu_check.sh: one markdown table from the JSON its speed steps
+wrote into DIR, per config a row for each of
+  train loop        CFG.train.metrics.jsonl: `hamgan train`'s metrics.jsonl; images/s from the
+                    iteration and wall_s of the report at iteration >= --settle (the warm-up
+                    before it) and the last one, times the images per iteration (img_s / it_s)
+  bench             CFG.bench.json: `hamgan bench train --json`
+  bench KEY=VALUE   CFG.bench.KEY=VALUE.json: the same with one switch set, for each --switch
+                    KEY, VALUE true and false
+  eager torch       CFG.eager.json: scripts/bench_torch_eager.py --json, the same model in PyTorch
+TFLOP/s of the train loop and eager torch rows: their images/s times the FLOPs per image of the
+config's bench row (`hamgan info`'s count, gan/train/step_cost.h), the same model. A row without
+its file (step failed, skipped or cut by the deadline) says so. Under the table, per config: eager
+torch against bench, and the eager model's parameters against `hamgan info`'s (--info DIR holds
+info_CFG.txt; its "parameters:" line is the only place hamgan prints them).
+
+  speed_table.py DIR CONFIG... [--switch KEY]... [--settle N] [--info DIR]
+"""
+import argparse
+import json
+import os
+import re
+
+
+def load_json(path):
+    """The last JSON object line of the file, or None (missing, empty, cut off)."""
+    try:
+        with open(path) as f:
+            lines = [l for l in f.read().splitlines() if l.startswith("{")]
+        return json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+
+
+def train_speed(path, settle):
+    """{"images_per_s", "iterations"} from metrics.jsonl, or None with too few reports."""
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by the time limit
+                if all(k in r for k in ("iteration", "wall_s", "it_s", "img_s")):
+                    rows.append(r)
+    except OSError:
+        return None
+    base = next((r for r in rows if r["iteration"] >= settle), None)
+    last = rows[-1] if rows else None
+    if base is None or last is base or last["wall_s"] <= base["wall_s"] or last["it_s"] <= 0:
+        return None
+    per_it = last["img_s"] / last["it_s"]  # batch x ranks x n_dis, as the reporter counts images
+    its = last["iteration"] - base["iteration"]
+    return {"images_per_s": its / (last["wall_s"] - base["wall_s"]) * per_it,
+            "iterations": f"{base['iteration']}-{last['iteration']}"}
+
+
+def hamgan_params(info_dir, cfg):
+    if not info_dir:
+        return None
+    try:
+        with open(os.path.join(info_dir, f"info_{cfg}.txt")) as f:
+            m = re.search(r"^parameters: G ([\d,]+), D ([\d,]+)", f.read(), re.M)
+    except OSError:
+        return None
+    return (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))) if m else None
+
+
+def num(v, fmt):
+    if v is None:
+        return "-"
+    return format(v, fmt) if abs(v) >= 1 or v == 0 else format(v, ".2g")  # a CPU's 0.0094 TFLOP/s
+
+
+def steps_cell(r):
+    if r.get("device_median_ms") is None or r.get("host_median_ms") is None:
+        return "-"
+    return f"{r['host_median_ms']:.1f} / {r['device_median_ms']:.1f} ({r.get('bound', '?')})"
+
+
+def table(d, configs, switches, settle, info_dir):
+    out = ["| config | what | images/s | TFLOP/s | peak MiB | host / device ms per step (bound) |",
+           "|---|---|---:|---:|---:|---|"]
+    notes = []
+    for cfg in configs:
+        bench = load_json(os.path.join(d, f"{cfg}.bench.json"))
+        flop_per_image = (bench["tflops"] / bench["images_per_s"]
+                          if bench and bench.get("images_per_s") and bench.get("tflops") else None)
+
+        def tflops(img_s):
+            return img_s * flop_per_image if flop_per_image and img_s else None
+
+        def missing(what):
+            out.append(f"| {cfg} | {what} | no result | - | - | - |")
+
+        t = train_speed(os.path.join(d, f"{cfg}.train.metrics.jsonl"), settle)
+        if t:
+            out.append(f"| {cfg} | train loop (it. {t['iterations']}) | {t['images_per_s']:.1f} | "
+                       f"{num(tflops(t['images_per_s']), '.1f')} | - | - |")
+        else:
+            missing("train loop")
+        rows = [("bench", bench)]
+        for key in switches:
+            for value in ("true", "false"):
+                rows.append((f"bench {key}={value}", load_json(os.path.join(d, f"{cfg}.bench.{key}={value}.json"))))
+        for what, r in rows:
+            if not r:
+                missing(what)
+                continue
+            out.append(f"| {cfg} | {what} | {r['images_per_s']:.1f} | {num(r.get('tflops'), '.1f')} | "
+                       f"{num(r.get('peak_mib'), '.0f')} | {steps_cell(r)} |")
+        e = load_json(os.path.join(d, f"{cfg}.eager.json"))
+        if e:
+            out.append(f"| {cfg} | eager torch {e.get('torch', '').split('+')[0]} | {e['images_per_s']:.1f} | "
+                       f"{num(tflops(e['images_per_s']), '.1f')} | {num(e.get('peak_mib'), '.0f')} | "
+                       f"{steps_cell(e)} |")
+            if bench:
+                notes.append(f"- {cfg}: hamgan bench / eager torch = {bench['images_per_s'] / e['images_per_s']:.2f}")
+            hp = hamgan_params(info_dir, cfg)
+            ep = (e.get("params_g"), e.get("params_d"))
+            if hp:
+                verdict = "the same" if hp == ep else "DIFFERENT: the two models differ"
+                notes.append(f"- {cfg}: parameters G {ep[0]:,} / D {ep[1]:,} eager, G {hp[0]:,} / D {hp[1]:,} "
+                             f"hamgan info: {verdict}")
+        else:
+            missing("eager torch")
+    return "\n".join(out + ([""] + notes if notes else [])) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir")
+    p.add_argument("configs", nargs="+")
+    p.add_argument("--switch", action="append", default=[], help="a bench switch (train.folded_convs)")
+    p.add_argument("--settle", type=int, default=10, help="train loop: first iteration of the timed span")
+    p.add_argument("--info", default=None, help="folder with hamgan info's info_CFG.txt")
+    a = p.parse_args()
+    if not os.path.isdir(a.dir):
+        p.error(f"{a.dir}: no such folder (the speed steps' JSON)")
+    print(table(a.dir, a.configs, a.switch, a.settle, a.info), end="")
+
+
+if __name__ == "__main__":
+    main()
