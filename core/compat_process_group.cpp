@@ -1,5 +1,10 @@
 #include "core/compat_process_group.h"
 
+#include <functional>
+#include <future>
+#include <optional>
+#include <thread>
+
 #include "core/compat.h"
 #include "core/error.h"
 
@@ -37,6 +42,33 @@ struct ProcessGroup::Impl {
   }
 };
 
+namespace {
+
+// Runs `f` on a thread of its own and waits at most `limit` for it; nullopt when it is still
+// running then. A listener that accepts the connection and never answers leaves LibTorch's
+// TCPStore in a recv without a timeout, which nothing interrupts: that thread is left behind
+// (blocked, it touches nothing, and ends with the process).
+template <class T>
+std::optional<T> within(std::chrono::milliseconds limit, std::function<T()> f) {
+  auto task = std::make_shared<std::packaged_task<T()>>(std::move(f));
+  std::future<T> result = task->get_future();
+  std::thread worker([task] { (*task)(); });
+  if (result.wait_for(limit) != std::future_status::ready) {
+    worker.detach();
+    return std::nullopt;
+  }
+  worker.join();
+  return result.get();  // f's exception, if any
+}
+
+// LibTorch's message without its C++ backtrace ("Exception raised from ...").
+std::string without_backtrace(const std::exception& e) {
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  return c10 ? c10->what_without_backtrace() : e.what();
+}
+
+}  // namespace
+
 ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
                            std::chrono::milliseconds timeout, bool host_store,
                            const std::string& key_prefix)
@@ -45,23 +77,43 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = host_store;
   opts.numWorkers = static_cast<std::size_t>(world_size);
+  // The wait for the other ranks is the process group's own, below: the store's wait for its
+  // workers would come first and spend a timeout of its own (two in all for a missing rank).
+  opts.waitWorkers = false;
   opts.timeout = timeout;
-  impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
-  if (!key_prefix.empty()) impl_->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, impl_->store);
-#ifdef HAMGAN_HAVE_NCCL
-  if (cuda) {
-    auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
-    nccl_opts->timeout = timeout;
-    impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size, nccl_opts);
-    return;
+  // The store, and one query it answers at once: a store answers within moments, and connecting
+  // has the timeout of its own; the margin keeps a connect that times out from reading as silence.
+  std::optional<c10::intrusive_ptr<c10d::Store>> store;
+  try {
+    store = within<c10::intrusive_ptr<c10d::Store>>(timeout + std::chrono::seconds(1), [addr, opts] {
+      auto s = c10::make_intrusive<c10d::TCPStore>(addr, opts);
+      s->check({"hamgan/handshake"});  // reads only: a launcher's store is left as it is
+      return c10::intrusive_ptr<c10d::Store>(s);
+    });
+  } catch (const std::exception& e) {
+    throw RendezvousError(without_backtrace(e), false);
   }
+  if (!store) throw RendezvousError("connected, but no TCPStore answered", true);
+  impl_->store = *store;
+  if (!key_prefix.empty()) impl_->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, impl_->store);
+  try {
+#ifdef HAMGAN_HAVE_NCCL
+    if (cuda) {
+      auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
+      nccl_opts->timeout = timeout;
+      impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size, nccl_opts);
+      return;
+    }
 #endif
-  (void)cuda;
-  auto pg_opts = c10d::ProcessGroupGloo::Options::create();
-  pg_opts->timeout = timeout;
-  pg_opts->devices.push_back(
-      c10d::ProcessGroupGloo::createDeviceForHostname(addr == "localhost" ? "127.0.0.1" : addr));
-  impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank, world_size, pg_opts);
+    (void)cuda;
+    auto pg_opts = c10d::ProcessGroupGloo::Options::create();
+    pg_opts->timeout = timeout;
+    pg_opts->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname(addr == "localhost" ? "127.0.0.1" : addr));
+    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank, world_size, pg_opts);
+  } catch (const std::exception& e) {
+    throw RendezvousError(without_backtrace(e), false);
+  }
 }
 
 bool ProcessGroup::nccl() const {

@@ -6,15 +6,28 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace hamgan::compat {
 
+// A rendezvous that failed, its message without LibTorch's C++ backtrace.
+class RendezvousError : public std::runtime_error {
+ public:
+  RendezvousError(const std::string& what, bool silent_store)
+      : std::runtime_error(what), silent_store(silent_store) {}
+  // Something accepted the connection at addr:port but did not answer as a TCPStore within the
+  // timeout (another program's port, or a launcher whose store speaks another protocol).
+  bool silent_store;
+};
+
 class ProcessGroup {
  public:
   // Rendezvous through a TCPStore at addr:port, then NCCL when `cuda` and this LibTorch has it,
-  // else Gloo. A build without Gloo: hamgan::Error. `timeout` bounds the wait for the other
-  // ranks, at the rendezvous and in every collective. `host_store`: this rank serves the store
+  // else Gloo. A build without Gloo: hamgan::Error; a failed rendezvous: RendezvousError.
+  // `timeout` bounds each wait on a socket: the store's answer, the other ranks at the rendezvous
+  // (one timeout in all, not one for the store and one for the group), and every collective.
+  // `host_store`: this rank serves the store
   // (else it joins one served by another rank or by a launcher such as torchrun's agent);
   // `key_prefix`: the process group's keys live under it (a store shared with a launcher).
   ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,

@@ -10,7 +10,7 @@ namespace hamgan {
 
 // Raises glibc's mmap and trim thresholds (and its top pad) so freed blocks are reused, unless
 // HAMGAN_MALLOC=default (glibc's own behaviour, e.g. to compare). Call once, early in main().
-// Returns whether it changed them.
+// Returns whether it changed them; another value of HAMGAN_MALLOC: hamgan::Error, nothing changed.
 bool keep_freed_memory_for_reuse();
 
 }  // namespace hamgan

@@ -1,13 +1,20 @@
 // core/host_allocator: after keep_freed_memory_for_reuse(), a 16 MiB block comes from the heap
 // (glibc's default would mmap it: mallinfo2's hblkhd, the bytes in mmapped blocks, would grow
-// by 16 MiB) and stays in the process when freed; HAMGAN_MALLOC=default leaves glibc alone.
+// by 16 MiB) and stays in the process when freed; HAMGAN_MALLOC=default leaves glibc alone, and
+// any other value is refused, naming the variable and the values it takes.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/wait.h>
+
+#include <string>
+
+#include "core/error.h"
 #include "core/host_allocator.h"
+#include "support/process.h"
 
 TEST(HostAllocator, LargeBlocksComeFromTheHeapAndAreKept) {
   const size_t n = 16u << 20;
@@ -32,4 +39,31 @@ TEST(HostAllocator, LargeBlocksComeFromTheHeapAndAreKept) {
   setenv("HAMGAN_MALLOC", "default", 1);
   EXPECT_FALSE(hamgan::keep_freed_memory_for_reuse());
   unsetenv("HAMGAN_MALLOC");
+}
+
+TEST(HostAllocator, AnUnknownHamganMallocIsRefused) {
+  setenv("HAMGAN_MALLOC", "garbage", 1);
+  std::string msg;
+  try {
+    hamgan::keep_freed_memory_for_reuse();
+  } catch (const hamgan::Error& e) {
+    msg = e.what();
+  }
+  unsetenv("HAMGAN_MALLOC");
+  EXPECT_NE(msg.find("HAMGAN_MALLOC='garbage'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected 'default'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("or unset"), std::string::npos) << msg;
+
+  // The binary refuses it before any command runs.
+  const std::string bin = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/hamgan";
+  const std::string log = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/host_allocator_garbage.log";
+  const pid_t pid = hamgan::test::spawn({bin, "--version"}, {"HAMGAN_MALLOC=garbage"}, log);
+  const int status = hamgan::test::wait_for(pid, 60);
+  const std::string out = hamgan::test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("hamgan: error: environment variable HAMGAN_MALLOC='garbage': expected 'default'"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("hamgan, "), std::string::npos) << "no --version output after the error: " << out;
 }

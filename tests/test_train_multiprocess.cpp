@@ -53,6 +53,8 @@ TEST(TrainMultiprocess, TwoProcessCheckpointResumesInOneProcess) {
   ASSERT_EQ(ckpts.size(), 1u) << out2;
   EXPECT_EQ(ckpts[0], "ckpt_000000002.pt");
   EXPECT_NE(out2.find("finished at iteration 2"), std::string::npos) << out2;
+  // Ranks that meet at once print nothing about waiting: a normal start must not read as a stall.
+  EXPECT_EQ(out2.find("waiting"), std::string::npos) << out2;
 
   const auto [rc1, out1] = run(base + " train.iterations=3");
   ASSERT_EQ(rc1, 0) << out1;
@@ -87,4 +89,30 @@ TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
   EXPECT_NE(out.find("rank 0 of 2 lost the other ranks"), std::string::npos) << out;
   EXPECT_NE(out.find("is kept: run again to resume from it"), std::string::npos) << out;
   EXPECT_NE(out.find("worker 1 (rank 1 of 2) was killed by signal 9"), std::string::npos) << out;
+}
+
+// HAMGAN_LAUNCHER_PID naming a process that is gone (a rank whose launcher has exited, or the
+// variable copied into another shell): an error naming it, not a silent exit 1.
+TEST(TrainMultiprocess, AStaleLauncherPidIsNamed) {
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(gone, &st, 0), gone);
+  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_stale_launcher";
+  fs::remove_all(dir);
+  const std::string log = dir.string() + ".log";
+  const pid_t pid = hamgan::test::spawn(
+      {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
+       "--out", dir.string(), "--threads", "1", "generator.ch=4", "discriminator.ch=4", "train.iterations=1"},
+      {"HAMGAN_LAUNCHER_PID=" + std::to_string(gone)}, log);
+  hamgan::test::ChildGuard guard(pid);
+  const int status = hamgan::test::wait_for(pid, 60);
+  guard.release();
+  const std::string out = hamgan::test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_NE(out.find("HAMGAN_LAUNCHER_PID='" + std::to_string(gone) + "'"), std::string::npos) << out;
+  EXPECT_NE(out.find("that launcher is gone"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "checkpoints")) << out;
 }

@@ -5,18 +5,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "core/compat.h"
 #include "core/compat_process_group.h"
 #include "core/device.h"
 #include "core/error.h"
 
-#include <iostream>
-
 namespace hamgan {
 
 namespace {
+
 int env_int(const char* name, int def, int lo, int hi) {
   const char* v = std::getenv(name);
   if (!v) return def;
@@ -26,11 +31,41 @@ int env_int(const char* name, int def, int lo, int hi) {
     fail("environment variable ", name, "='", v, "': expected an integer in [", lo, ", ", hi, "]");
   return static_cast<int>(x);
 }
+
+// Prints `text` once, when `after` passes before it is destroyed.
+class WaitNotice {
+ public:
+  WaitNotice(std::chrono::milliseconds after, std::string text)
+      : thread_([this, after, text = std::move(text)] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!done_changed_.wait_for(lock, after, [this] { return done_; })) std::cerr << text << std::flush;
+        }) {}
+  ~WaitNotice() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_changed_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
 }  // namespace
 
 DistEnv dist_env_from_environment() {
   DistEnv e;
   e.world_size = env_int("WORLD_SIZE", 1, 1, 1 << 16);
+  // A rank beyond 0 needs a world to be in: without WORLD_SIZE the world is this process alone.
+  const char* rank = std::getenv("RANK");
+  if (rank && !std::getenv("WORLD_SIZE") && env_int("RANK", 0, 0, 1 << 16) > 0)
+    fail("environment variable RANK='", rank, "' but WORLD_SIZE is not set: set WORLD_SIZE to the number of ranks "
+         "(RANK in [0, WORLD_SIZE-1]), as torchrun does, or unset RANK for one process");
   e.rank = env_int("RANK", 0, 0, e.world_size - 1);
   if (const char* a = std::getenv("MASTER_ADDR")) e.master_addr = a;
   e.master_port = env_int("MASTER_PORT", 29500, 1, 65535);
@@ -72,29 +107,36 @@ int free_loopback_port() {
 }
 
 DataParallel::DataParallel(const DistEnv& env, torch::Device device) : env_(env) {
-  // A rank that waits says for whom, and for how long: a missing peer is never a silent hang.
-  std::cerr << "rank " << env.rank << " of " << env.world_size << ": waiting up to " << env.timeout_s
-            << " s (HAMGAN_RENDEZVOUS_TIMEOUT) for the other ranks at " << env.master_addr << ":"
-            << env.master_port << " (MASTER_ADDR:MASTER_PORT"
-            << (env.agent_store ? ", the store of torchrun's agent)" : ")") << std::endl;
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port) + " (MASTER_ADDR:MASTER_PORT" +
+                            (env.agent_store ? ", the store of torchrun's agent)" : ")");
   try {
+    // A rank that waits says for whom, and for how long: a missing peer is never a silent hang,
+    // and a normal start, whose ranks meet within moments, prints nothing.
+    const WaitNotice notice(std::min(std::chrono::milliseconds(5000), std::chrono::milliseconds(env.timeout_s * 500)),
+                            "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                                ": still waiting for the other ranks at " + where + "; giving up after " +
+                                std::to_string(env.timeout_s) + " s (HAMGAN_RENDEZVOUS_TIMEOUT)\n");
     pg_ = std::make_unique<compat::ProcessGroup>(env.master_addr, env.master_port, env.rank,
                                                  env.world_size, device.is_cuda(),
                                                  std::chrono::seconds(env.timeout_s),
                                                  !env.agent_store && env.rank == 0, env.store_prefix);
-  } catch (const Error&) {
-    throw;  // a build without Gloo says so itself
-  } catch (const std::exception& e) {
-    fail("distributed rendezvous at ", env.master_addr, ":", env.master_port, " (rank ",
-         env.rank, " of ", env.world_size, ") failed within ", env.timeout_s,
-         " s (HAMGAN_RENDEZVOUS_TIMEOUT): are all ", env.world_size, " ranks started with the same "
-         "MASTER_ADDR and MASTER_PORT? ",
-         env.agent_store ? "torchrun's agent serves this store (TORCHELASTIC_USE_AGENT_STORE): its PyTorch must be the "
-                           "one whose LibTorch hamgan is built with, here " + compat::libtorch_description() +
-                               " (TCPStore's protocol changed in PyTorch 2.x). "
-                         : std::string(),
-         e.what());
+  } catch (const compat::RendezvousError& e) {
+    const std::string agent =
+        env.agent_store ? " torchrun's agent serves this store (TORCHELASTIC_USE_AGENT_STORE): its PyTorch must be the "
+                          "one whose LibTorch hamgan is built with, here " + compat::libtorch_description() +
+                              " (TCPStore's protocol changed in PyTorch 2.x)."
+                        : std::string();
+    if (e.silent_store)
+      fail("rank ", env.rank, " of ", env.world_size, ": something accepted the connection at ", where,
+           " but did not answer as a TCPStore within ", env.timeout_s, " s (HAMGAN_RENDEZVOUS_TIMEOUT); expected ",
+           env.agent_store ? "the store of torchrun's agent" : "the store that rank 0 serves",
+           " there: is MASTER_PORT another program's port?", agent);
+    fail("distributed rendezvous at ", where, " (rank ", env.rank, " of ", env.world_size, ") failed within ",
+         env.timeout_s, " s (HAMGAN_RENDEZVOUS_TIMEOUT): are all ", env.world_size, " ranks started with the same "
+         "MASTER_ADDR and MASTER_PORT?", agent, " (LibTorch: ", e.what(), ")");
   }
+  // Where the ranks met, said once and after the fact: the store in use (rank 0's or a launcher's).
+  if (env.rank == 0) std::cerr << "the " << env.world_size << " ranks met at " << where << "\n";
   if (device.is_cuda() && !pg_->nccl() && env.rank == 0)
     std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
 }

@@ -122,12 +122,16 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
   return failed ? 1 : 0;
 }
 
-bool attach_to_launcher() {
+void attach_to_launcher() {
   const char* launcher = std::getenv("HAMGAN_LAUNCHER_PID");
-  if (!launcher) return true;
+  if (!launcher) return;
   catch_signal(SIGUSR1, on_launcher_death);
   prctl(PR_SET_PDEATHSIG, SIGUSR1);
-  return getppid() == static_cast<pid_t>(std::atoll(launcher));
+  // Checked after PR_SET_PDEATHSIG: a launcher that dies after this check still stops the rank.
+  if (getppid() != static_cast<pid_t>(std::atoll(launcher)))
+    fail("environment variable HAMGAN_LAUNCHER_PID='", launcher, "': this process is a rank of `hamgan train --nproc` "
+         "(the launcher, process ", launcher, ", sets it for its ranks), but that launcher is gone (or not this process's "
+         "parent): run the command again without HAMGAN_LAUNCHER_PID in the environment");
 }
 
 }  // namespace hamgan

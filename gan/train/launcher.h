@@ -10,8 +10,8 @@ namespace hamgan {
 // all of them: 0 when every rank exits 0.
 int launch_local_ranks(int nproc, int argc, char** argv);
 // In a rank that launch_local_ranks started (HAMGAN_LAUNCHER_PID set): a launcher killed outright
-// (SIGKILL) still stops this rank with a checkpoint. false: the launcher is already gone.
-// Elsewhere: true, nothing done.
-bool attach_to_launcher();
+// (SIGKILL) still stops this rank with a checkpoint; hamgan::Error naming HAMGAN_LAUNCHER_PID when
+// the launcher is already gone. Elsewhere: nothing done.
+void attach_to_launcher();
 
 }  // namespace hamgan
