@@ -127,6 +127,61 @@ TEST(Checkpoint, CorruptNewestFallsBackToPrevious) {
   EXPECT_EQ(r.iteration, 6);
 }
 
+namespace {
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+// A damaged checkpoint skipped on resume is moved aside (never deleted), the log says where,
+// and the run that trains past its iteration again writes a fresh file under the name without
+// replacing it; a second damaged file of that name goes to .damaged.2.
+TEST(Checkpoint, DamagedCheckpointIsMovedAsideAndNeverReplaced) {
+  const Config cfg = tiny();
+  const std::string dir = fresh_dir("damaged_aside");
+  run(cfg, dir);  // checkpoints at 3 and 6
+  const std::string ckdir = dir + "/checkpoints", newest = checkpoint_path(ckdir, 6);
+  fs::resize_file(newest, fs::file_size(newest) / 2);
+  const std::string damaged = bytes_of(newest);
+  const Ran r = run(cfg, dir);
+  EXPECT_NE(r.log.find("warning: skipping damaged checkpoint (falling back to the previous one): " + newest),
+            std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("moved it to " + newest + ".damaged "), std::string::npos) << r.log;
+  EXPECT_EQ(r.history.size(), 3u);  // 4..6
+  ASSERT_TRUE(fs::exists(newest + ".damaged"));
+  EXPECT_EQ(bytes_of(newest + ".damaged"), damaged) << "the damaged file is kept as it was";
+  EXPECT_EQ(load_checkpoint(newest).iteration, 6) << "the new checkpoint 6 is a fresh, valid one";
+  EXPECT_EQ(list_checkpoints(ckdir), (std::vector<std::string>{newest, checkpoint_path(ckdir, 3)}));
+
+  flip_tensor_bytes(newest);
+  const std::string second = bytes_of(newest);
+  const Ran again = run(cfg, dir);
+  EXPECT_NE(again.log.find("moved it to " + newest + ".damaged.2 "), std::string::npos) << again.log;
+  EXPECT_EQ(bytes_of(newest + ".damaged"), damaged);
+  EXPECT_EQ(bytes_of(newest + ".damaged.2"), second);
+}
+
+// The only checkpoint is damaged: the warning says the run starts from iteration 0 (there is no
+// previous one to fall back to), the file is moved aside, and the new checkpoint 3 leaves it be.
+TEST(Checkpoint, OnlyCheckpointDamagedRestartsFromZeroAndKeepsIt) {
+  const Config cfg = tiny("train.iterations=3");
+  const std::string dir = fresh_dir("damaged_only");
+  run(cfg, dir);
+  const std::string only = checkpoint_path(dir + "/checkpoints", 3);
+  fs::resize_file(only, fs::file_size(only) / 2);
+  const std::string damaged = bytes_of(only);
+  const Ran r = run(cfg, dir);
+  EXPECT_NE(r.log.find("warning: skipping damaged checkpoint (no valid checkpoint before it: the run starts from "
+                       "iteration 0): " + only),
+            std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("falling back to the previous one"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("moved it to " + only + ".damaged "), std::string::npos) << r.log;
+  EXPECT_EQ(r.history.size(), 3u);  // 1..3
+  EXPECT_EQ(bytes_of(only + ".damaged"), damaged);
+  EXPECT_EQ(load_checkpoint(only).iteration, 3);
+}
+
 TEST(Checkpoint, ModelChangingConfigOnResumeIsRejected) {
   const std::string dir = fresh_dir("cfgchange");
   run(tiny("train.iterations=3"), dir);

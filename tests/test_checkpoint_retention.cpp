@@ -48,14 +48,19 @@ struct PruningNet : MeanNet {
 
 }  // namespace
 
-// An empty newest checkpoint (`: > ckpt_000000999.pt`) does not count as kept: keep_checkpoints=1
-// never deletes the last good one for it.
+// An empty newest checkpoint (`: > ckpt_000000999.pt`) appearing while a run trains does not
+// count as kept: keep_checkpoints=1 never deletes the last good one for it. (One already there
+// when a run starts is moved aside to .damaged at resume.)
 TEST(CheckpointRetention, PruningNeverTradesAGoodCheckpointForADamagedOne) {
   const std::string dir = fresh("prune");
   test::run(test::tiny("train.iterations=3"), dir);
   const std::string junk = dir + "/checkpoints/ckpt_000000999.pt";
-  std::ofstream(junk).close();
-  const auto r = test::run(test::tiny("train.iterations=6 train.checkpoint_every=1 train.keep_checkpoints=1"), dir);
+  TrainHooks hooks;
+  hooks.after_step = [&junk](Trainer& t) {
+    if (t.iteration() == 4) std::ofstream(junk).close();
+  };
+  const auto r =
+      test::run(test::tiny("train.iterations=6 train.checkpoint_every=1 train.keep_checkpoints=1"), dir, hooks);
   EXPECT_EQ(r.iteration, 6);
   const auto names = list_checkpoints(dir + "/checkpoints");
   ASSERT_EQ(names.size(), 2u);  // the junk (left alone) and the newest good one
@@ -65,6 +70,7 @@ TEST(CheckpointRetention, PruningNeverTradesAGoodCheckpointForADamagedOne) {
   fs::copy_file(names[1], dir + "/checkpoints/ckpt_000000500.pt");
   test::run(test::tiny("train.iterations=7 train.checkpoint_every=1 train.keep_checkpoints=1"), dir);
   EXPECT_EQ(load_checkpoint(checkpoint_path(dir + "/checkpoints", 7)).iteration, 7);
+  EXPECT_EQ(fs::file_size(junk + ".damaged"), 0u) << "set aside at resume, never deleted";
 }
 
 // A newest checkpoint that cannot be opened (permissions, I/O) is not a damaged one: resume stops

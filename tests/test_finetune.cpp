@@ -6,6 +6,7 @@
 // resumes exactly; bad files and shapes are named.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -182,4 +183,69 @@ TEST(Finetune, BadFilesShapesAndKeysAreNamed) {
   EXPECT_NE(e.find("expected 0..4"), std::string::npos) << e;
   e = error_of([] { tiny("train.freeze_d=-1"); });
   EXPECT_NE(e.find("train.freeze_d"), std::string::npos) << e;
+}
+
+// FreezeD from scratch (no init_from): the frozen blocks' weights never trained and their SN
+// vectors are random, so their power iteration keeps running; frozen in eval mode instead,
+// sigma stayed a random u^T W v and each frozen block multiplied D's scale (first D losses of
+// 53 at K=0, 4e5 at K=2 in the quickstart model). Tolerance: at iteration 1 both runs start
+// from the same weights and u/v and every SN layer runs the same one power iteration, so only
+// the frozen modules' other eval-mode layers may differ (the tiny D's self-attention computes
+// the same in both modes); a factor 2 either way is "the same order" and still far from the
+// orders of magnitude a stalled sigma gives.
+TEST(Finetune, FreezeDFromScratchKeepsDsScale) {
+  std::string log;
+  const Ran k0 = run_logged(tiny("train.iterations=1"), fresh_dir("freeze_scratch_0"), log);
+  const Ran k2 = run_logged(tiny("train.freeze_d=2 train.iterations=1"), fresh_dir("freeze_scratch_2"), log);
+  ASSERT_EQ(k0.history.size(), 1u);
+  ASSERT_EQ(k2.history.size(), 1u);
+  const double d0 = k0.history[0][kDLossReal] + k0.history[0][kDLossFake];
+  const double d2 = k2.history[0][kDLossReal] + k2.history[0][kDLossFake];
+  ASSERT_TRUE(std::isfinite(d0) && std::isfinite(d2)) << d0 << " " << d2;
+  EXPECT_GT(d2, 0.5 * d0) << "K=2 " << d2 << ", K=0 " << d0;
+  EXPECT_LT(d2, 2.0 * d0) << "K=2 " << d2 << ", K=0 " << d0;
+  // The frozen weights themselves stay as initialised; their u/v follow the power iteration.
+  const std::string dir = fresh_dir("freeze_scratch_3");
+  run_logged(tiny("train.freeze_d=2 train.iterations=3"), dir, log);
+  Trainer fresh(tiny("train.freeze_d=2"), torch::kCPU);
+  const TensorMap init = state_dict(*fresh.d());
+  const Loaded now = load_models(dir + "/checkpoints/ckpt_000000003.pt");
+  EXPECT_TRUE(same(now.d.at("blocks.0.conv1.weight_orig"), init.at("blocks.0.conv1.weight_orig")));
+  EXPECT_FALSE(same(now.d.at("blocks.0.conv1.weight_u"), init.at("blocks.0.conv1.weight_u")));
+}
+
+// init_from into another context type: every tensor may match by name and shape (NMF and VQ
+// Hamburgers share theirs; so can self-attention and KAO), yet the models differ. Refused,
+// naming the key and both values, before a step is trained.
+TEST(Finetune, AnotherContextTypeIsRefusedNamingTheKey) {
+  const std::string src_dir = fresh_dir("finetune_nmf_source");
+  const std::string nmf = "generator.context.type=ham_nmf";
+  run(tiny(nmf + " train.iterations=3"), src_dir);
+  const std::string src = src_dir + "/checkpoints/ckpt_000000003.pt";
+  std::string log;
+  const std::string dir = fresh_dir("finetune_vq");
+  std::string e = error_of([&] { run_logged(tiny("generator.context.type=ham_vq train.init_from=" + src), dir, log); });
+  expect_names(e, {src, "train.init_from", "only model.n_classes may differ",
+                   "generator.context.type: checkpoint ham_nmf, now ham_vq"});
+  EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoints/ckpt_000000001.pt"));
+
+  e = error_of([&] {
+    run_logged(tiny("discriminator.context.type=kao_kv train.init_from=" + source_checkpoint()),
+               fresh_dir("finetune_kao"), log);
+  });
+  expect_names(e, {source_checkpoint(), "discriminator.context.type: checkpoint self_attention, now kao_kv"});
+  // model.n_classes alone still differs freely (the source has 5 classes, tiny() 3).
+  EXPECT_EQ(run_logged(tiny("train.iterations=1 train.init_from=" + source_checkpoint()),
+                       fresh_dir("finetune_classes_only"), log).iteration, 1);
+}
+
+// train.init_optimizer=true without train.init_from took nothing, silently: now a start-up
+// error naming both keys, with nothing written.
+TEST(Finetune, InitOptimizerWithoutInitFromIsAnError) {
+  const std::string dir = fresh_dir("finetune_optimizer_alone");
+  std::string log;
+  const std::string e = error_of([&] { run_logged(tiny("train.init_optimizer=true"), dir, log); });
+  expect_names(e, {"train.init_optimizer", "train.init_from"});
+  EXPECT_FALSE(std::filesystem::exists(dir + "/config.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoints"));
 }

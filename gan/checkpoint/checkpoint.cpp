@@ -313,14 +313,17 @@ std::vector<std::string> list_checkpoints(const std::string& dir, std::ostream* 
 namespace {
 
 // A file that cannot be opened (permissions, I/O) is not a damaged file: skipping it would let
-// an older checkpoint resume and the next save overwrite it.
-void check_readable(const std::string& path) {
+// an older checkpoint resume and the next save overwrite it. False: the file is gone since the
+// directory was listed (the lead rank of this run set it aside as damaged).
+bool check_readable(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f && errno == ENOENT) return false;
   if (!f)
     fail(path, ": cannot read this checkpoint (", std::strerror(errno),
          "); fix its permissions or move it away. Only a checkpoint that was read and found damaged "
          "is skipped");
   std::fclose(f);
+  return true;
 }
 
 // What a checkpoint verifiably holds: it loads (every zip record's CRC, every part) and the
@@ -331,7 +334,7 @@ std::optional<int64_t> verified_iteration(const CheckpointFile& f) {
   const std::string stamp = file_stamp(f.path);
   if (auto it = seen.find(f.path); it != seen.end() && it->second.first == stamp)
     return it->second.second == f.iteration ? it->second.second : std::nullopt;
-  check_readable(f.path);
+  if (!check_readable(f.path)) return std::nullopt;
   std::optional<int64_t> iteration;
   try {
     const CheckpointData c = load_checkpoint(f.path);
@@ -366,20 +369,50 @@ void remove_temporaries(const std::string& dir) {
   }
 }
 
+namespace {
+
+// <path>.damaged, or <path>.damaged.N for the first N >= 2 not taken: a free name beside it.
+std::string damaged_name(const std::string& path) {
+  std::error_code ec;
+  std::string to = path + ".damaged";
+  for (int n = 2; fs::exists(fs::symlink_status(to, ec)); ++n) to = path + ".damaged." + std::to_string(n);
+  return to;
+}
+
+}  // namespace
+
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
-                                                     torch::Device device) {
+                                                     torch::Device device, bool set_aside) {
+  std::vector<std::pair<std::string, std::string>> damaged;  // (path, what is wrong)
+  std::optional<CheckpointData> found;
   for (const auto& f : checkpoint_files(dir, &warn)) {
-    check_readable(f.path);
+    if (!check_readable(f.path)) continue;
     try {
       CheckpointData c = load_checkpoint(f.path, device);
       if (c.iteration != f.iteration)
         fail(f.path, ": holds iteration ", c.iteration, ", not the ", f.iteration, " its name says");
-      return c;
+      found = std::move(c);
+      break;
     } catch (const Error& e) {
-      warn << "warning: skipping damaged checkpoint (falling back to the previous one): " << e.what() << "\n";
+      damaged.emplace_back(f.path, e.what());
     }
   }
-  return std::nullopt;
+  for (const auto& [path, what] : damaged) {
+    warn << "warning: skipping damaged checkpoint ("
+         << (found ? "falling back to the previous one"
+                   : "no valid checkpoint before it: the run starts from iteration 0")
+         << "): " << what << "\n";
+    if (!set_aside) continue;
+    // Under its own name it would be replaced when the run reaches its iteration again.
+    const std::string to = damaged_name(path);
+    std::error_code ec;
+    fs::rename(path, to, ec);
+    if (ec)
+      fail(path, ": damaged, and cannot be moved aside to ", to, " (", ec.message(),
+           "); move it out of ", dir, " yourself (a damaged checkpoint is kept, never replaced), then run again");
+    warn << "  moved it to " << to << " (kept for inspection; a damaged checkpoint is never deleted or replaced)\n";
+  }
+  return found;
 }
 
 }  // namespace hamgan

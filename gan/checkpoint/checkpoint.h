@@ -87,8 +87,12 @@ void prune_checkpoints(const std::string& dir, int64_t keep);
 // Call only while holding the run's lock.
 void remove_temporaries(const std::string& dir);
 // The newest checkpoint that loads and holds the iteration its name says; each damaged newer
-// one is reported on `warn` and skipped. One that cannot be read (permissions, I/O): Error.
+// one is reported on `warn` and skipped, the warning saying what the run resumes from instead
+// (the previous checkpoint, or iteration 0 when none is valid). One that cannot be read
+// (permissions, I/O): Error. `set_aside` (train, holding the run's lock): each damaged one is
+// renamed to <name>.damaged (<name>.damaged.N when taken) and the warning says so, so a run that
+// reaches its iteration again never replaces it; a rename that fails is an Error.
 std::optional<CheckpointData> load_latest_checkpoint(const std::string& dir, std::ostream& warn,
-                                                     torch::Device device = torch::kCPU);
+                                                     torch::Device device = torch::kCPU, bool set_aside = false);
 
 }  // namespace hamgan

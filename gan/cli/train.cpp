@@ -37,7 +37,7 @@ int train(int argc, char** argv) {
     config_from(r);  // a bad config fails once, here, not in every worker
     return launch_local_ranks(nproc, argc, argv);
   }
-  if (!attach_to_launcher()) return 1;  // a rank whose launcher is already gone
+  attach_to_launcher();  // a rank whose launcher is already gone stops here, saying so
   // A rank of torchrun's without --threads gets its share of the cores, as --nproc gives it.
   if (!r.count("threads") && env.local_world_size > 1)
     hamgan::set_threads(std::max(1, threads_of(r) / env.local_world_size));

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "gan/config/arch.h"
+#include "layers/spectral_norm.h"
 
 namespace hamgan {
 
@@ -45,10 +46,11 @@ std::vector<torch::nn::Module*> DiscriminatorImpl::frozen_modules() const {
   return out;
 }
 
-void DiscriminatorImpl::freeze_blocks(int64_t k) {
+void DiscriminatorImpl::freeze_blocks(int64_t k, bool estimate_sigma) {
   if (k < 0 || k > num_blocks())
     fail("train.freeze_d ", k, ": expected 0..", num_blocks(), " (the discriminator's blocks)");
   frozen_ = k;
+  estimate_sigma_ = estimate_sigma;
   for (auto* m : frozen_modules())
     for (auto& p : m->parameters()) p.requires_grad_(false);
   train(is_training());
@@ -70,7 +72,14 @@ void DiscriminatorImpl::set_trainable(bool on) {
 
 void DiscriminatorImpl::train(bool on) {
   torch::nn::Module::train(on);
-  for (auto* m : frozen_modules()) m->eval();
+  for (auto* m : frozen_modules()) {
+    m->eval();
+    if (!estimate_sigma_) continue;
+    for (const auto& sub : m->modules())
+      if (dynamic_cast<SNConv2dImpl*>(sub.get()) || dynamic_cast<SNLinearImpl*>(sub.get()) ||
+          dynamic_cast<SNEmbeddingImpl*>(sub.get()))
+        sub->train(on);
+  }
 }
 
 }  // namespace hamgan

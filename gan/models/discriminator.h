@@ -19,9 +19,14 @@ class DiscriminatorImpl : public torch::nn::Module {
 
   int64_t num_blocks() const { return static_cast<int64_t>(blocks_->size()); }
   // FreezeD (Mo et al. 2020): blocks 0..k-1, and the context module when it sits between two
-  // of them, keep their weights: no gradient, and eval mode whatever train() says, so their
-  // spectral norms' power iteration stops too and they compute a fixed function.
-  void freeze_blocks(int64_t k);
+  // of them, keep their weights: no gradient, and eval mode whatever train() says. Weights
+  // loaded from a trained D (train.init_from) come with converged spectral-norm vectors: their
+  // power iteration stops too and they compute a fixed function. `estimate_sigma` (weights
+  // that never trained, whose u/v are random): the spectral norms follow train() as
+  // torch.nn.utils.spectral_norm does for weights that do not train, so sigma converges to the
+  // weights' largest singular value instead of staying a random u^T W v (far too small, and
+  // each frozen block multiplying D's scale).
+  void freeze_blocks(int64_t k, bool estimate_sigma = false);
   int64_t frozen_blocks() const { return frozen_; }
   // The parameters outside the frozen blocks (what D's optimizer updates).
   std::vector<torch::Tensor> trainable_parameters() const;
@@ -32,6 +37,7 @@ class DiscriminatorImpl : public torch::nn::Module {
  private:
   std::vector<torch::nn::Module*> frozen_modules() const;
   int64_t frozen_ = 0;
+  bool estimate_sigma_ = false;
   torch::nn::ModuleList blocks_;
   ContextSlot context_;
   SNLinear linear_{nullptr};

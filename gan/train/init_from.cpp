@@ -98,6 +98,11 @@ void copy_moments(torch::optim::Adam& src, torch::optim::Adam& dst,
 
 std::vector<std::string> init_from_checkpoint(Trainer& t, const CheckpointData& c, bool optimizer) {
   const Config& from = c.config;
+  // Tensors that match by name and shape do not make the same model: a context module of
+  // another type (ham_nmf into ham_vq, self_attention into kao_kv) can share them all.
+  std::vector<std::string> keys;
+  for (const auto& d : model_differences(from, t.config()))
+    if (d.rfind("  model.n_classes:", 0) != 0) keys.push_back(d);
   Copy copy{from.model.n_classes, t.config().model.n_classes, {}, {}, {}};
   Generator g(from.model, from.generator);
   c.load_module("g", *g);
@@ -119,12 +124,20 @@ std::vector<std::string> init_from_checkpoint(Trainer& t, const CheckpointData& 
     copy.reinitialised.insert(copy.reinitialised.end(), ema_copy.reinitialised.begin(), ema_copy.reinitialised.end());
     copy.misfits.insert(copy.misfits.end(), ema_copy.misfits.begin(), ema_copy.misfits.end());
   }
-  if (!copy.misfits.empty()) {
+  if (!keys.empty() || !copy.misfits.empty()) {
     std::string lines;
-    for (const auto& m : copy.misfits) lines += "\n  " + m;
-    fail(c.path, " (train.init_from): ", copy.misfits.size(), copy.misfits.size() == 1 ? " tensor does" : " tensors do",
-         " not fit the model this config builds (only model.n_classes may differ from the checkpoint's; compare its "
-         "model, generator and discriminator settings with `hamgan info`):",
+    if (!keys.empty()) {
+      lines += "\nthe model this config builds differs from the checkpoint's in " + std::to_string(keys.size()) +
+               (keys.size() == 1 ? " key:" : " keys:");
+      for (const auto& k : keys) lines += "\n" + k;
+    }
+    if (!copy.misfits.empty()) {
+      const size_t n = copy.misfits.size();
+      lines += "\n" + std::to_string(n) + (n == 1 ? " tensor does" : " tensors do") + " not fit it:";
+      for (const auto& m : copy.misfits) lines += "\n  " + m;
+    }
+    fail(c.path, " (train.init_from): only model.n_classes may differ from the checkpoint's model (compare its "
+         "model, generator and discriminator settings with `hamgan info`; set those keys as the checkpoint has them):",
          lines);
   }
   if (optimizer) {

@@ -18,7 +18,8 @@ class Trainer;
 // one: its G), and Adam's moments too when `optimizer`. A tensor whose shape differs from the
 // checkpoint's in its class count only (c's model.n_classes against t's) keeps t's
 // initialisation; the names of those ("d.embed.weight_orig") are returned. Any other difference (a
-// tensor missing, extra or of another shape): hamgan::Error naming the checkpoint and the tensors.
+// key of model, generator or discriminator but model.n_classes, a tensor missing, extra or of
+// another shape): hamgan::Error naming the checkpoint, the keys with both values and the tensors.
 std::vector<std::string> init_from_checkpoint(Trainer& t, const CheckpointData& c, bool optimizer);
 
 // The line the lead rank logs for it.

@@ -12,6 +12,7 @@
 #include "gan/sample/image_folder.h"
 #include "gan/train/trainer.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "io/png.h"
 #include "plot/labeled_grid.h"
 
@@ -23,8 +24,18 @@ RunDir::RunDir(const std::string& dir, bool lead)
     : dir_(dir), ckpt_dir_(fs::path(dir) / "checkpoints"), sample_dir_(fs::path(dir) / "samples"),
       lead_(lead) {
   if (dir.empty()) fail("train: an output directory is needed");
-  fs::create_directories(ckpt_dir_);
-  fs::create_directories(sample_dir_);
+  std::error_code ec;
+  for (const fs::path& d : {fs::path(dir), ckpt_dir_, sample_dir_})
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
+      fail("--out ", dir, ": ", d == fs::path(dir) ? std::string() : d.string() + " ", "exists and is ",
+           io::describe_existing(d.string()), "; expected a run directory (a folder, created when missing): choose "
+           "another --out");
+  // A new run's own files are checked before its folders and lock appear in a user's folder.
+  if (lead_ && checkpoint_files(ckpt_dir_.string()).empty()) check_own_files();
+  for (const fs::path& d : {ckpt_dir_, sample_dir_}) {
+    fs::create_directories(d, ec);
+    if (ec) fail("--out ", dir, ": cannot create the run directory's ", d.string(), " (", ec.message(), ")");
+  }
   if (!lead_) return;
   lock_.emplace(dir_);
   remove_temporaries(ckpt_dir_.string());
@@ -33,15 +44,55 @@ RunDir::RunDir(const std::string& dir, bool lead)
 std::optional<CheckpointData> RunDir::resume(const Config& cfg, torch::Device device, std::ostream& out,
                                              const std::vector<std::string>& class_names) {
   std::ostringstream warnings;
-  auto c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device);
+  std::optional<CheckpointData> c;
+  try {
+    c = load_latest_checkpoint(ckpt_dir_.string(), warnings, device, /*set_aside=*/lead_);
+  } catch (const Error&) {
+    out << warnings.str();  // what was set aside before the failure
+    throw;
+  }
   out << warnings.str();
   if (c) {
     last_ckpt_ = c->iteration;
   } else if (lead_) {
-    io::write_file_atomically((fs::path(dir_) / "config.yaml").string(), to_yaml(cfg.resolved) + "\n");
+    check_own_files();
+    io::write_file_atomically((fs::path(dir_) / "config.yaml").string(),
+                              std::string(kRunConfigHeader) + "\n" + to_yaml(cfg.resolved) + "\n");
     if (!class_names.empty()) io::write_file_atomically((fs::path(dir_) / "classes.txt").string(), sample::classes_text(class_names));
   }
   return c;
+}
+
+// config.yaml is the run's when its first line is hamgan's header; classes.txt when it is a
+// class list beside such a config.yaml (hamgan writes config.yaml first). Anything else there
+// is the user's, e.g. the preset this very command reads with -c DIR/config.yaml, or class
+// names that `hamgan sample` would copy as this run's.
+void RunDir::check_own_files() const {
+  const auto refuse = [this](const std::string& name, const std::string& expected) {
+    const std::string path = (fs::path(dir_) / name).string();
+    fail("--out ", dir_, " holds a ", name, " that hamgan did not write (", path, " is ", io::describe_existing(path),
+         "; expected ", expected, "); a new run writes its own ", name,
+         " there and never replaces another file: move that one away or keep it under another name "
+         "(a preset for -c, say ", (fs::path(dir_) / "preset.yaml").string(),
+         "), or choose another --out; it is left as it is");
+  };
+  std::error_code ec;
+  const auto there = [&](const char* name) { return fs::exists(fs::symlink_status(fs::path(dir_) / name, ec)); };
+  static const io::OutputKind config = io::text_output(
+      std::string("the config that hamgan train writes into a new run, whose first line is '") + kRunConfigHeader + "'",
+      {kRunConfigHeader});
+  const auto ours = [this](const char* name, const io::OutputKind& kind) {
+    try {
+      io::check_output_path((fs::path(dir_) / name).string(), kind);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool config_there = there("config.yaml");
+  if (config_there && !ours("config.yaml", config)) refuse("config.yaml", config.what);
+  if (there("classes.txt") && (!config_there || !ours("classes.txt", sample::classes_output())))
+    refuse("classes.txt", sample::classes_output().what + " beside the config.yaml hamgan wrote");
 }
 
 std::string RunDir::checkpoint_path(int64_t iteration) const {

@@ -18,14 +18,19 @@ namespace hamgan {
 
 class Trainer;
 
+// The first line of the config.yaml a run writes: how hamgan tells its own from a user's file.
+constexpr const char* kRunConfigHeader = "# written by hamgan train: the resolved config of this run";
+
 class RunDir {
  public:
   RunDir(const std::string& dir, bool lead);
   const std::string& path() const { return dir_; }
 
-  // The newest valid checkpoint (warnings about damaged ones to `out`), or nullopt for a new
-  // run, which gets config.yaml (the resolved config) and, when known, classes.txt (one line
-  // per class index: "000 n01440764"; `hamgan sample` copies it next to its images).
+  // The newest valid checkpoint (warnings about damaged ones to `out`; the lead rank moves those
+  // aside, load_latest_checkpoint's set_aside), or nullopt for a new run, which gets config.yaml
+  // (kRunConfigHeader, then the resolved config) and, when known, classes.txt (one line per class
+  // index: "000 n01440764"; `hamgan sample` copies it next to its images). A config.yaml or
+  // classes.txt there that hamgan did not write is never replaced: hamgan::Error naming it.
   std::optional<CheckpointData> resume(const Config& cfg, torch::Device device, std::ostream& out,
                                        const std::vector<std::string>& class_names = {});
   // checkpoints/ckpt_<iteration>.pt, then the newest `keep` kept.
@@ -47,6 +52,8 @@ class RunDir {
   torch::Tensor grid_z_, grid_y_;
   int64_t last_ckpt_ = -1;
   PhaseProgress::Say say_;
+  // Fails when a config.yaml or classes.txt is there and not this run's.
+  void check_own_files() const;
 };
 
 }  // namespace hamgan

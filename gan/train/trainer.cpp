@@ -58,11 +58,16 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   set_folded_convs(cfg.train.folded_convs);
+  // The step's shapes never change, so cuDNN's one-off timing of each convolution's algorithms
+  // (torch.backends.cudnn.benchmark) pays from the second step on; its heuristic pick may not.
+  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(cfg.train.cudnn_benchmark);
   g_ = Generator(cfg.model, cfg.generator);
   d_ = Discriminator(cfg.model, cfg.discriminator);
   init_weights(*g_, cfg.model.init);
   init_weights(*d_, cfg.model.init);
-  d_->freeze_blocks(cfg.train.freeze_d);  // FreezeD: before D's optimizer, which leaves them out
+  // FreezeD: before D's optimizer, which leaves them out. Frozen fresh weights still estimate
+  // their spectral norm; frozen fine-tuned ones keep the checkpoint's estimate.
+  d_->freeze_blocks(cfg.train.freeze_d, /*estimate_sigma=*/cfg.train.init_from.empty());
   g_->to(device_);
   d_->to(device_);
   if (cfg.train.channels_last) to_channels_last(*g_), to_channels_last(*d_);
@@ -272,7 +277,10 @@ void differences(const YAML::Node& a, const YAML::Node& b, const std::string& pa
     std::set<std::string> keys;
     for (const auto& kv : a) keys.insert(kv.first.as<std::string>());
     for (const auto& kv : b) keys.insert(kv.first.as<std::string>());
-    for (const auto& k : keys) differences(a[k], b[k], path + "." + k, out);
+    // A key on one side only (another context type's options) reads as null, never as
+    // yaml-cpp's invalid node, which throws when asked anything.
+    const auto at = [](const YAML::Node& m, const std::string& k) { return m[k] ? YAML::Node(m[k]) : YAML::Node(); };
+    for (const auto& k : keys) differences(at(a, k), at(b, k), path + "." + k, out);
     return;
   }
   const std::string x = a.IsDefined() && !a.IsNull() ? to_yaml(a) : "(unset)";
@@ -282,11 +290,16 @@ void differences(const YAML::Node& a, const YAML::Node& b, const std::string& pa
 
 }  // namespace
 
-void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
-                             const std::string& run_config) {
+std::vector<std::string> model_differences(const Config& stored, const Config& now) {
   std::vector<std::string> diff;
   for (const char* section : {"model", "generator", "discriminator"})
     differences(stored.resolved[section], now.resolved[section], std::string(".") + section, diff);
+  return diff;
+}
+
+void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
+                             const std::string& run_config) {
+  const std::vector<std::string> diff = model_differences(stored, now);
   if (diff.empty()) return;
   std::string lines;
   for (const auto& d : diff) lines += "\n" + d;
@@ -374,6 +387,10 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source,
                   const TrainHooks& hooks) {
   const TrainConfig& tc = cfg.train;
+  // Adam's states come from train.init_from's checkpoint: without one there is nothing to take.
+  if (tc.init_optimizer && tc.init_from.empty())
+    fail(cfg.source, ": train.init_optimizer=true takes Adam's states from train.init_from's checkpoint, but "
+         "train.init_from is not set; set train.init_from=CHECKPOINT, or leave train.init_optimizer false");
   const bool lead = !opt.dp || opt.dp->rank() == 0;
   RunDir dir(opt.out_dir, lead);
   Reporter report(cfg, opt.out, lead, opt.dp ? opt.dp->world_size() : 1, hooks.history);

@@ -132,6 +132,10 @@ using SourceFactory =
 // (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
 
+// "  section.key: checkpoint A, now B" for every leaf of model, generator and discriminator
+// (what the models' tensors are built from) where `stored` and `now` differ.
+std::vector<std::string> model_differences(const Config& stored, const Config& now);
+
 // Fails naming every differing key when model/generator/discriminator differ.
 // `run_config`: the run's config.yaml, named in the error as what to resume with.
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
