@@ -9,13 +9,14 @@
 namespace hamgan {
 
 namespace {
-std::atomic<bool> folded_allowed{true};
+std::atomic<FoldPolicy> fold_policy{FoldPolicy::WherePays};
 }  // namespace
 
-void set_folded_convs(bool allowed) { folded_allowed = allowed; }
+void set_folded_convs(FoldPolicy policy) { fold_policy = policy; }
 
 bool folded_conv_pays(const torch::Tensor& x) {
-  if (!folded_allowed) return false;
+  const FoldPolicy p = fold_policy;
+  if (p != FoldPolicy::WherePays) return p == FoldPolicy::Always;
   if (!compat::conv_runs_reduced(x)) return true;
   return x.device().is_cpu() && !cpu_has_amx();
 }

@@ -7,17 +7,22 @@
 
 namespace hamgan {
 
-// Whether a folded convolution (fewer MACs) is faster than the plain 3x3 one for input x: in fp32
+// Where the folded forms run (train.folded_convs). They equal the plain forms up to summation
+// order. Process-wide, as autocast's state is.
+enum class FoldPolicy {
+  WherePays,  // auto: where measured faster (folded_conv_pays)
+  Always,     // true: everywhere, GPUs and AMX CPUs included (to measure them there)
+  Never,      // false: upsample + conv and conv + pool as written
+};
+void set_folded_convs(FoldPolicy policy);
+
+// Whether a block folds its convolution for input x. Where the policy is WherePays: in fp32
 // always; under bf16 (or fp16) on a CPU without AMX (measured on an AVX-512 BF16 AMD EPYC: D's
 // fold 2.1-2.7x, G's 1.4-2x faster than the plain forms), but not where oneDNN runs the plain 3x3
-// on AMX tiles (a Xeon step was 5% slower folded), nor on a GPU (not measured there).
-// Never where set_folded_convs(false) (train.folded_convs).
+// on AMX tiles (a Xeon step was 5% slower folded), nor on a GPU (not yet measured there: the
+// folds remove the pool and upsample kernels and 2.25x / 2.25x of the MACs, but cuDNN's 3x3
+// kernels are its fastest; Always measures it).
 bool folded_conv_pays(const torch::Tensor& x);
-
-// Whether the folded forms may run at all (default true). They equal the plain forms up to
-// summation order; false runs upsample + conv and conv + pool as written, to compare a run's
-// numerics against them. Process-wide, as autocast's state is.
-void set_folded_convs(bool allowed);
 
 // T W T^T for a [out, in, 3, 3] weight and the rows x 3 tap matrix `taps` (row-major); the
 // result is [out, in, rows, rows], in the weight's precision (outside autocast), differentiable

@@ -326,6 +326,7 @@ TEST(Config, WordKeysReadEveryWordOfTheirTable) {
     }
   };
   check("train", "amp", kAmpWords, [](const Config& c) { return c.train.amp; });
+  check("train", "folded_convs", kFoldWords, [](const Config& c) { return c.train.folded_convs; });
   check("train", "device", kDeviceWords, [](const Config& c) { return c.train.device; });
   check("train", "loss", kLossWords, [](const Config& c) { return c.train.loss; });
   check("train", "lr_decay", kLrDecayWords, [](const Config& c) { return c.train.lr_decay; });

@@ -226,14 +226,23 @@ TEST(FoldedConv, PaysInFp32AndInBf16WithoutAmx) {
   EXPECT_EQ(folded_conv_pays(x), !cpu_has_amx());
 }
 
-// train.folded_convs: false keeps every block on the plain forms, in fp32 and under autocast.
-TEST(FoldedConv, SwitchedOffNeverPays) {
+// train.folded_convs: false keeps every block on the plain forms, true folds every block, in
+// fp32 and under autocast (on AMX CPUs too, where auto keeps bf16 on the plain forms).
+TEST(FoldedConv, SwitchedOffNeverPaysSwitchedOnAlwaysFolds) {
   const torch::Tensor x = torch::randn({1, 2, 4, 4});
-  set_folded_convs(false);
-  const bool fp32 = folded_conv_pays(x), bf16 = folded_conv_pays(x.to(torch::kBFloat16));
-  set_folded_convs(true);
+  set_folded_convs(FoldPolicy::Never);
+  bool fp32 = folded_conv_pays(x), bf16 = folded_conv_pays(x.to(torch::kBFloat16));
   EXPECT_FALSE(fp32);
   EXPECT_FALSE(bf16);
+  set_folded_convs(FoldPolicy::Always);
+  fp32 = folded_conv_pays(x);
+  {
+    compat::Autocast autocast(true, torch::kCPU);
+    bf16 = folded_conv_pays(x);
+  }
+  set_folded_convs(FoldPolicy::WherePays);
+  EXPECT_TRUE(fp32);
+  EXPECT_TRUE(bf16);
   EXPECT_TRUE(folded_conv_pays(x));
 }
 

@@ -18,6 +18,8 @@ const Words<InitScheme> kInitWords = {
     {InitScheme::Orthogonal, "orthogonal"}, {InitScheme::Xavier, "xavier"}, {InitScheme::Normal, "normal"}};
 const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSaturating, "nonsaturating"}};
 const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}, {AmpMode::Off, "false"}};
+const Words<FoldPolicy> kFoldWords = {
+    {FoldPolicy::WherePays, "auto"}, {FoldPolicy::Always, "true"}, {FoldPolicy::Never, "false"}};
 const Words<DeviceChoice> kDeviceWords = {
     {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}, {DeviceChoice::Auto, "auto"}};
 const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear, "linear"}};
@@ -180,10 +182,11 @@ Config parse_tree(YAML::Node root, const std::string& name,
   cfg.train.ema_decay = t.real("ema_decay", cfg.train.ema_decay, 0.0, 1.0);
   cfg.train.ema_start = t.integer("ema_start", cfg.train.ema_start, 0);
   cfg.train.ema_rampup = t.real("ema_rampup", cfg.train.ema_rampup, 0.0, 1.0);
-  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, 100000);
+  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, kMaxStandingBatches);
   cfg.train.amp = t.word("amp", cfg.train.amp, kAmpWords);
   cfg.train.channels_last = t.boolean("channels_last", cfg.train.channels_last);
-  cfg.train.folded_convs = t.boolean("folded_convs", cfg.train.folded_convs);
+  cfg.train.folded_convs = t.word("folded_convs", cfg.train.folded_convs, kFoldWords);
+  cfg.train.cudnn_benchmark = t.boolean("cudnn_benchmark", cfg.train.cudnn_benchmark);
   cfg.train.device = t.word("device", cfg.train.device, kDeviceWords);
   cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
   cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "layers/context/context.h"
+#include "layers/fold_taps.h"
 
 namespace hamgan {
 
@@ -18,6 +19,7 @@ enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format
 extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
+extern const Words<FoldPolicy> kFoldWords;
 extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<LrDecay> kLrDecayWords;
 extern const Words<DataFormat> kDataFormatWords;
@@ -70,7 +72,8 @@ struct TrainConfig {
   double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
   int64_t ema_standing_batches = 16;  // BN standing statistics of EMA G over this many batches (0: G's); BigGAN's 16
   bool channels_last = true;       // NHWC weights and images (gan/models/memory_format.h): faster on CPU and CUDA
-  bool folded_convs = true;        // upsample+conv / conv+pool folded where it pays (layers/fold_taps.h); false: as written
+  FoldPolicy folded_convs = FoldPolicy::WherePays;  // auto | true | false (layers/fold_taps.h)
+  bool cudnn_benchmark = true;     // CUDA: cuDNN times its algorithms per shape once, keeps the fastest
   DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;
@@ -109,6 +112,11 @@ struct DataConfig {
 // The most samples one `fid --checkpoint/--run` draws (eval.fid_n, -n): fid keeps 2048
 // features per sample in memory (8 GB at the bound).
 constexpr int64_t kMaxFidSamples = 1'000'000;
+
+// The most batches BN standing statistics are re-estimated over (train.ema_standing_batches,
+// and `sample`/`export --standing-batches`): each is a generator forward pass, so a bound keeps
+// a typo from running for days.
+constexpr int64_t kMaxStandingBatches = 100'000;
 
 // Evaluation, in training and by `hamgan fid` (gan/eval/eval_spec.h). Scoring while training
 // (gan/eval/train_scorer.h): every `every` iterations (0: off) a checkpoint is written and its

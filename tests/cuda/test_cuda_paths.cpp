@@ -14,6 +14,8 @@
 #include "gan/models/generator.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/train/trainer.h"
+#include "layers/conv_avgpool.h"
+#include "layers/upsample_conv.h"
 #include "support/cli.h"
 #include "support/state_dicts.h"
 
@@ -74,6 +76,27 @@ TEST_F(Cuda, ForwardMatchesCpu) {
   const auto o_gpu = d->forward(x_gpu, y.to(kGpu));
   EXPECT_TRUE(torch::allclose(x_gpu.cpu(), x_cpu, 1e-10, 1e-12));
   EXPECT_TRUE(torch::allclose(o_gpu.cpu(), o_cpu, 1e-10, 1e-12));
+}
+
+// train.folded_convs=true on a GPU: D's conv + pool as one stride-2 convolution and G's
+// upsample + conv as the sub-pixel convolution equal the plain forms in double, values and
+// gradients (input, weight and bias), channels-last as the trainer runs them.
+TEST_F(Cuda, FoldedConvsEqualPlainFormsForwardAndBackward) {
+  const auto opt = torch::TensorOptions().dtype(torch::kDouble).device(kGpu);
+  torch::manual_seed(3);
+  for (const bool up : {false, true}) {
+    const auto x = torch::randn({2, 5, 8, 8}, opt).contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_();
+    const auto w = torch::randn({6, 5, 3, 3}, opt).requires_grad_(), b = torch::randn({6}, opt).requires_grad_();
+    const auto folded = up ? upsample2_conv3x3(x, w, b) : conv3x3_avgpool2(x, w, b);
+    const auto plain = up ? torch::conv2d(torch::upsample_nearest2d(x, {16, 16}), w, b, 1, 1)
+                          : torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2});
+    ASSERT_EQ(folded.sizes(), plain.sizes()) << (up ? "upsample" : "pool");
+    EXPECT_TRUE(torch::allclose(folded, plain, 1e-10, 1e-12)) << (up ? "upsample" : "pool");
+    const auto dy = torch::randn_like(plain);
+    const auto gf = torch::autograd::grad({folded}, {x, w, b}, {dy});
+    const auto gp = torch::autograd::grad({plain}, {x, w, b}, {dy});
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(gf[i], gp[i], 1e-10, 1e-12)) << (up ? "upsample " : "pool ") << i;
+  }
 }
 
 // bf16 autocast on CUDA: convolutions run in bf16, SN's sigma stays fp32, a step stays finite.
