@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "core/error.h"
 
@@ -19,7 +21,17 @@ ScoreStd inception_score(const torch::Tensor& logits, int splits) {
     const double kl = (part.exp() * (part - log_py)).sum(1).mean().item<double>();
     scores.push_back(std::exp(kl));
   }
-  return mean_and_std(scores);
+  ScoreStd r = mean_and_std(scores);
+  // One split has nothing to vary over; splits of one sample each score exp(0) = 1 every one.
+  if (splits == 1) {
+    r.std = std::numeric_limits<double>::quiet_NaN();
+    r.no_spread_why = "is has no +- spread: " + std::to_string(n) + " sample" + (n == 1 ? "" : "s") + " in a single split";
+  } else if (n == splits) {
+    r.std = std::numeric_limits<double>::quiet_NaN();
+    r.no_spread_why = "is has no +- spread: its " + std::to_string(n) +
+                      " splits hold one sample each, and the score of one sample is 1";
+  }
+  return r;
 }
 
 MetricValue score_is(MetricInputs& in) {

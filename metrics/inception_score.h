@@ -1,6 +1,7 @@
 // Inception Score (Salimans et al. 2016): exp(E_x KL(p(y|x) || p(y))) over `splits` equal
 // parts, with p(y|x) the softmax of the 1008 logits without the fc bias (torch-fidelity's
-// logits_unbiased). Computed in float64.
+// logits_unbiased). Computed in float64. A single split, or splits of one image each (every one
+// scoring 1), has no spread: ScoreStd::std NaN, and a note why.
 #pragma once
 #include <torch/torch.h>
 

@@ -1,6 +1,8 @@
 #include "metrics/kid.h"
 
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "core/error.h"
 
@@ -26,7 +28,14 @@ ScoreStd kernel_inception_distance(const torch::Tensor& real, const torch::Tenso
     const double a = (kxx.sum() - kxx.diagonal().sum()).item<double>() + (kyy.sum() - kyy.diagonal().sum()).item<double>();
     v.push_back(a / (md * (md - 1)) - 2 * kxy.sum().item<double>() / (md * md));
   }
-  return mean_and_std(v);
+  ScoreStd r = mean_and_std(v);
+  if (m == x.size(0) && m == y.size(0)) {  // every subset is both whole sets: equal up to rounding
+    r.std = std::numeric_limits<double>::quiet_NaN();
+    r.no_spread_why = "kid has no +- spread: " + std::to_string(x.size(0)) + " real and " + std::to_string(y.size(0)) +
+                      " fake samples are at most its subset size " + std::to_string(subset_size) +
+                      ", so every subset is the whole set";
+  }
+  return r;
 }
 
 MetricValue score_kid(MetricInputs& in) {

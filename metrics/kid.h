@@ -1,6 +1,8 @@
 // Kernel Inception Distance (Binkowski et al. 2018): the unbiased MMD^2 estimate with the
 // polynomial kernel k(x, y) = (x.y / d + 1)^3, averaged over `subsets` random subsets of
 // `subset_size` (lowered to min(N_real, N_fake) when fewer samples exist). Computed in float64.
+// When both sets hold at most subset_size samples, every subset is both whole sets: no spread
+// (ScoreStd::std NaN, and a note why), where one would be rounding noise ("+- 6e-14").
 #pragma once
 #include <torch/torch.h>
 

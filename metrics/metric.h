@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,17 @@ struct MetricInputs {
 
 using MetricFn = std::function<MetricValue(MetricInputs&)>;
 
+// The values a metric can take, both ends included: a table holding another (a negative FID, a
+// precision of 1.3) is damaged or hand-edited, and such a number must never rank as a score.
+// Rounding just past an end (within 1e-6: the FID of two equal sets computes as about -1e-11)
+// is that end.
+struct ValueRange {
+  double lowest = -std::numeric_limits<double>::infinity();
+  double highest = std::numeric_limits<double>::infinity();
+  bool holds(double v) const;
+  std::string text() const;  // "[0, 1]", "[0, inf)", "(-inf, inf)"
+};
+
 struct MetricEntry {
   std::string name;       // the one word
   Better better;          // which way is better (eval.best_metric, compare)
@@ -63,6 +75,7 @@ struct MetricEntry {
   bool per_checkpoint;    // fit for a run's table (a column, --all); cas takes minutes per score
   MetricFn score;
   std::string help;       // one line for --help and the docs
+  ValueRange range;       // what it can be
 };
 
 const std::vector<MetricEntry>& metric_registry();

@@ -1,7 +1,9 @@
 // The metric registry: adding a metric is its own file (its maths and its score function) plus
 // one line here.
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/word_list.h"
@@ -23,21 +25,37 @@ MetricValue score_cas(MetricInputs& in) {
 }
 constexpr auto L = Better::Lower;
 constexpr auto H = Better::Higher;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
+bool ValueRange::holds(double v) const {
+  const auto slack = [](double end) { return 1e-6 * std::max(1.0, std::abs(end)); };
+  return (std::isinf(lowest) || v >= lowest - slack(lowest)) && (std::isinf(highest) || v <= highest + slack(highest));
+}
+
+std::string ValueRange::text() const {
+  const auto end = [](double x) {
+    std::ostringstream o;
+    o << x;
+    return o.str();
+  };
+  return (std::isinf(lowest) ? "(-inf" : "[" + end(lowest)) + ", " + (std::isinf(highest) ? "inf)" : end(highest) + "]");
+}
+
 const std::vector<MetricEntry>& metric_registry() {
-  // name, better, needs, automatic, per_checkpoint, score, help
+  // name, better, needs, automatic, per_checkpoint, score, help, range (lowest, highest)
   static const std::vector<MetricEntry> all = {
-      {"fid", L, kNeedsNothing, true, true, score_fid, "Frechet distance of the features (always)"},
-      {"is", H, kInception, false, true, score_is, "Inception Score (Inception's logits only)"},
-      {"kid", L, kRealFeatures, false, true, score_kid, "kernel (MMD) distance of the features, unbiased"},
-      {"class_acc", H, kClassifier, true, true, score_class_acc, "accuracy of a domain classifier on the fakes' classes (always with one)"},
-      {"precision", H, kRealFeatures, false, true, score_precision, "fraction of fakes near real images (k 3)"},
-      {"recall", H, kRealFeatures, false, true, score_recall, "fraction of reals near fake images (k 3)"},
-      {"density", H, kRealFeatures, false, true, score_density, "fakes per real neighbourhood (k 5)"},
-      {"coverage", H, kRealFeatures, false, true, score_coverage, "fraction of real neighbourhoods with a fake (k 5)"},
-      {"ifid", L, kRealFeatures | kClasses, false, true, score_ifid, "mean FID within each class"},
-      {"cas", H, kSamples, false, false, score_cas, "accuracy on real images of a classifier trained on samples (minutes)"},
+      {"fid", L, kNeedsNothing, true, true, score_fid, "Frechet distance of the features (always)", {0, kInf}},
+      {"is", H, kInception, false, true, score_is, "Inception Score (Inception's logits only)", {1, kInf}},
+      {"kid", L, kRealFeatures, false, true, score_kid, "kernel (MMD) distance of the features, unbiased",
+       {-kInf, kInf}},  // an unbiased MMD^2 estimate: slightly below 0 when the sets match
+      {"class_acc", H, kClassifier, true, true, score_class_acc, "accuracy of a domain classifier on the fakes' classes (always with one)", {0, 1}},
+      {"precision", H, kRealFeatures, false, true, score_precision, "fraction of fakes near real images (k 3)", {0, 1}},
+      {"recall", H, kRealFeatures, false, true, score_recall, "fraction of reals near fake images (k 3)", {0, 1}},
+      {"density", H, kRealFeatures, false, true, score_density, "fakes per real neighbourhood (k 5)", {0, kInf}},
+      {"coverage", H, kRealFeatures, false, true, score_coverage, "fraction of real neighbourhoods with a fake (k 5)", {0, 1}},
+      {"ifid", L, kRealFeatures | kClasses, false, true, score_ifid, "mean FID within each class", {0, kInf}},
+      {"cas", H, kSamples, false, false, score_cas, "accuracy on real images of a classifier trained on samples (minutes)", {0, 1}},
   };
   return all;
 }

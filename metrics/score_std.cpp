@@ -16,6 +16,10 @@ ScoreStd mean_and_std(const std::vector<double>& values) {
 MetricValue shown_with_std(const ScoreStd& s) {
   MetricValue v;
   v.value = s.mean;
+  if (std::isnan(s.std)) {
+    v.notes.push_back(s.no_spread_why);
+    return v;  // printed as the value alone
+  }
   std::ostringstream o;
   o << s.mean << " +- " << s.std;
   v.shown = o.str();

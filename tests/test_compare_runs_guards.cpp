@@ -77,6 +77,18 @@ TEST(CompareGuards, DuplicateIterationRowsAreAnError) {
   EXPECT_FALSE(fs::exists(root + "/cmp.png"));
 }
 
+// A negative FID (a value no Frechet distance takes) was ranked as the run's best. Refused when
+// the table is read, naming the file, its line and the column; nothing is written.
+TEST(CompareGuards, ANegativeFidIsRefusedNotRankedBest) {
+  const std::string root = fresh("negative");
+  const std::string a = make_run(root + "/a", {{100, "50"}, {200, "-12.5"}, {300, "45"}});
+  const std::string b = make_run(root + "/b", {{100, "40"}});
+  const std::string e = test::error_of([&] { compare({"--run", a, "--run", b, "--out", root + "/cmp"}); });
+  EXPECT_NE(e.find(a + "/fid.csv:3: column 'fid' is '-12.5'; expected a value in [0, inf)"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(root + "/cmp.csv"));
+  EXPECT_FALSE(fs::exists(root + "/cmp.png"));
+}
+
 // `--out dir/` wrote the hidden files dir/.png and dir/.csv; `--out x.csv` wrote x.csv.csv; a
 // missing folder failed only after the figure was drawn.
 TEST(CompareGuards, OutMustNameFilesInAnExistingFolder) {
@@ -84,10 +96,12 @@ TEST(CompareGuards, OutMustNameFilesInAnExistingFolder) {
   const std::string a = make_run(root + "/a", {{100, "50"}});
   const std::string b = make_run(root + "/b", {{100, "40"}});
   fs::create_directories(root + "/figs");
-  for (const std::string& bad : {root + "/figs/", root + "/figs/.", std::string("")}) {
+  for (const std::string& bad : {root + "/figs/", root + "/figs/."}) {
     const std::string e = test::error_of([&] { compare({"--run", a, "--run", b, "--out", bad}); });
     EXPECT_NE(e.find("names a folder"), std::string::npos) << bad << ": " << e;
   }
+  const std::string empty = test::error_of([&] { compare({"--run", a, "--run", b, "--out", ""}); });
+  EXPECT_NE(empty.find("--out '': empty"), std::string::npos) << empty;
   EXPECT_TRUE(fs::is_empty(root + "/figs"));
   const std::string e = test::error_of([&] { compare({"--run", a, "--run", b, "--out", root + "/nope/cmp"}); });
   EXPECT_NE(e.find(root + "/nope does not exist"), std::string::npos) << e;

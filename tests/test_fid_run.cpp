@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "gan/cli/commands.h"
@@ -15,6 +16,7 @@
 #include "gan/eval/score_run.h"
 #include "io/decode.h"
 #include "io/image.h"
+#include "io/output_path.h"
 #include "io/png.h"
 #include "plot/bitmap_font.h"
 #include "metrics/image_dir.h"
@@ -22,6 +24,7 @@
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
+#include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
 using namespace hamgan;
@@ -109,6 +112,27 @@ TEST(ScoreTable, AppendReadSkipAndErrors) {
             std::string::npos);
 }
 
+// A scores.csv saved by a spreadsheet or editor that puts a UTF-8 byte-order mark before the
+// header (and CR LF line ends) gave "column 'iteration' is unknown". Every table reader skips
+// the mark, and so does the check that recognises an earlier table by its first line.
+TEST(ScoreTable, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+  const std::string dir = fresh("bom");
+  fs::create_directories(dir);
+  const std::string header = eval::score_table_header();
+  std::ofstream(eval::scores_csv(dir), std::ios::binary)
+      << "\xEF\xBB\xBF" << header << "\r\n100,10,1.5,inception,12.5,2.25,,,,,,,\r\n";
+  auto rows = eval::read_run_scores(dir);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].iteration, 100);
+  EXPECT_DOUBLE_EQ(rows[0].value("fid"), 12.5);
+  eval::append_run_score(dir, {200, 10, 1.75, "", {{"fid", 10.25}}});
+  rows = eval::read_run_scores(dir);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[1].value("fid"), 10.25);
+  EXPECT_EQ(test::error_of([&] { io::check_output_path(eval::scores_csv(dir), io::text_output("a score table", {header})); }),
+            "(no error)");
+}
+
 TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   const std::string p = fresh("plot") + ".png";
   const std::vector<double> xs = {1000, 2000, 3000, 5000}, ys = {80.5, 60.25, 55, 41};
@@ -174,6 +198,40 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].iteration, 30);
+}
+
+// -n 2 against 2 real images: KID's every subset of 1000 is the whole set, and its "+- 6e-14"
+// was rounding noise printed as a spread. The value is printed alone, and why once per run.
+TEST(FidRun, KidOfNoMoreSamplesThanItsSubsetSizeHasNoSpread) {
+  const std::string run = fresh("run_kid_spread");
+  const std::string yaml = test::tiny_checkpoint_yaml();
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, yaml);
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 20), 20, true, 2, yaml);
+  testing::internal::CaptureStderr();
+  fid_cli({"--real", real_dir(), "--run", run, "-n", "2", "--inception", weights(), "--threads", "2"});
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("iteration 20: "), std::string::npos) << log;
+  EXPECT_FALSE(std::regex_search(log, std::regex(R"(kid [-0-9.e]+ \+-)"))) << log;  // "kid 0.78 +- 6e-14"
+  EXPECT_FALSE(std::regex_search(log, std::regex(R"(is [-0-9.e]+ \+-)"))) << log;   // "is 1 +- 0": 1 sample a split
+  const std::string why = "note: kid has no +- spread: 2 real and 2 fake samples are at most its subset size 1000, "
+                          "so every subset is the whole set\n";
+  EXPECT_NE(log.find(why), std::string::npos) << log;
+  EXPECT_EQ(log.find(why), log.rfind(why)) << "said once, not per checkpoint: " << log;
+  for (const auto& r : eval::read_run_scores(run)) EXPECT_TRUE(std::isfinite(r.value("kid")));
+}
+
+// scores.png is redrawn after each row: a scores.png that is not a PNG was refused with "nothing
+// was written" after the row had been appended. Now refused before any score: nothing is.
+TEST(FidRun, AScoresPngItMayNotReplaceIsRefusedBeforeAnyRow) {
+  const std::string run = fresh("run_png_taken");
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, test::tiny_checkpoint_yaml());
+  std::ofstream(eval::scores_png(run)) << "my notes\n";
+  const std::string e = test::error_of(
+      [&] { fid_cli({"--real", real_dir(), "--run", run, "-n", "2", "--inception", weights(), "--threads", "2"}); });
+  EXPECT_NE(e.find(eval::scores_png(run) + " exists and is not a PNG image"), std::string::npos) << e;
+  EXPECT_NE(e.find("nothing was written"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(eval::scores_csv(run))) << "the message says nothing was written";
+  EXPECT_EQ(test::read_text(eval::scores_png(run)), "my notes\n");
 }
 
 // A damaged checkpoint in the middle (and as the newest) is skipped with a

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "gan/config/config.h"
@@ -128,6 +129,7 @@ TEST(MetricRegistry, EveryMetricScoresAsItsMathsFunction) {
     const double want = direct(e.name, f, ref);
     ASSERT_TRUE(std::isfinite(want));
     EXPECT_NEAR(s.value(e.name), want, 1e-9 * std::max(1.0, std::abs(want)));
+    EXPECT_TRUE(e.range.holds(s.value(e.name))) << s.value(e.name) << " outside " << e.range.text();
     std::ostringstream printed;
     eval::print_score(s, printed);
     EXPECT_NE(("\n" + printed.str()).find("\n" + e.name + " "), std::string::npos) << printed.str();
@@ -153,8 +155,12 @@ TEST(MetricRegistry, EveryTableMetricRoundTripsThroughTheRunTableAndItsPlot) {
   fs::create_directories(dir);
   eval::ScoreRow row;
   row.iteration = 10, row.n = kN, row.seconds = 1.5, row.net = "stub-classifier";
-  double x = 0.1234567891;
-  for (const auto& name : metrics::table_metric_names()) row.values[name] = (x *= 3.1);
+  double x = 0.1234567891;  // distinct values, each inside its metric's range
+  for (const auto& name : metrics::table_metric_names()) {
+    const metrics::ValueRange& range = metrics::metric_entry(name).range;
+    x *= 1.7;
+    row.values[name] = std::isinf(range.highest) ? std::max(range.lowest, 0.0) + x : x / (1 + x);
+  }
   eval::append_run_score(dir, row);
   row.iteration = 20;
   eval::append_run_score(dir, row);
@@ -174,6 +180,46 @@ TEST(MetricRegistry, EveryTableMetricRoundTripsThroughTheRunTableAndItsPlot) {
   const int64_t panels = static_cast<int64_t>(metrics::table_metric_names().size());
   EXPECT_EQ(png_height(eval::scores_png(dir)) % panels, 0);
   EXPECT_GE(png_height(eval::scores_png(dir)), panels * 100);
+}
+
+// A value its metric can never take (a negative FID, a precision above 1) ranked as a score,
+// the best of its run for a negative FID. Refused when the table is read, naming the file, the
+// line and the column; each end of a range itself still reads.
+TEST(MetricRegistry, ATableValueOutsideItsMetricsRangeIsRefused) {
+  const std::string dir = test::fresh_dir("metric_registry_ranges");
+  fs::create_directories(dir);
+  const std::string csv = dir + "/scores.csv";
+  // Line 2 holds `first`, line 3 `value`, in `column` (fid 40 and 30 beside another metric).
+  const auto table = [&](const std::string& column, const std::string& first, const std::string& value) {
+    std::ofstream(csv) << "iteration,n,seconds,features,fid" << (column == "fid" ? "" : "," + column) << "\n"
+                       << "100,10,1,inception," << (column == "fid" ? first : "40," + first) << "\n"
+                       << "200,10,1,inception," << (column == "fid" ? value : "30," + value) << "\n";
+  };
+  table("fid", "40", "-3.25");
+  std::string e = test::error_of([&] { eval::read_score_table(csv); });
+  EXPECT_NE(e.find(csv + ":3: column 'fid' is '-3.25'; expected a value in [0, inf)"), std::string::npos) << e;
+  int ends = 0;
+  for (const auto& name : metrics::table_metric_names()) {
+    SCOPED_TRACE(name);
+    const metrics::ValueRange& r = metrics::metric_entry(name).range;
+    for (const double end : {r.lowest, r.highest}) {
+      if (std::isinf(end)) continue;
+      ++ends;
+      std::ostringstream at, past;
+      at << end;
+      past << (end == r.lowest ? end - 0.01 : end + 0.01);
+      table(name, at.str(), at.str());
+      EXPECT_EQ(test::error_of([&] { eval::read_score_table(csv); }), "(no error)");
+      table(name, at.str(), past.str());
+      e = test::error_of([&] { eval::read_score_table(csv); });
+      EXPECT_NE(e.find(csv + ":3: column '" + name + "' is '" + past.str() + "'; expected a value in " + r.text()),
+                std::string::npos) << e;
+    }
+  }
+  EXPECT_GE(ends, 12);  // fid, is, density, ifid: from 0 or 1; class_acc, precision, recall, coverage: [0, 1]
+  // KID's unbiased estimate is below 0 when the sets match: a value it gives, read as it is.
+  table("kid", "0.01", "-0.0004");
+  EXPECT_DOUBLE_EQ(eval::read_score_table(csv)[1].value("kid"), -0.0004);
 }
 
 // A run scored before scores.csv: its fid.csv reads, and the first new row starts scores.csv

@@ -179,3 +179,41 @@ TEST(CompareSeeds, ErrorsNameWhatIsWrong) {
   e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--run", dir, "--out", dir + "/x", "--from", "3"}); });
   EXPECT_NE(e.find("--from applies to --seeds only"), std::string::npos) << e;
 }
+
+// A seed whose score table has two rows for one iteration: `compare --run` refuses it, and
+// `compare --seeds` used it (either row could be its last score). Refused the same way.
+TEST(CompareSeeds, TwoRowsOfOneIterationAreRefusedAsCompareRunRefusesThem) {
+  const std::string dir = test::fresh_dir("test_seed_stats", "duplicate_rows");
+  fs::create_directories(dir + "/a_s0");
+  fs::create_directories(dir + "/a_s1");
+  const std::string header = "iteration,n,seconds,features,fid\n";
+  std::ofstream(dir + "/a_s0/scores.csv") << header << "100,10,1,inception,50\n200,10,1,inception,45\n200,10,1,inception,20\n";
+  std::ofstream(dir + "/a_s1/scores.csv") << header << "100,10,1,inception,40\n200,10,1,inception,30\n";
+  const std::string seeds = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--seeds", dir}); });
+  EXPECT_NE(seeds.find(dir + "/a_s0/scores.csv: iteration 200 has 2 rows (FID 45.0000 and 20.0000)"), std::string::npos)
+      << seeds;
+  const std::string runs = test::error_of(
+      [&] { test::run_cli(cli::compare, "compare", {"--run", dir + "/a_s0", "--run", dir + "/a_s1", "--out", dir + "/cmp"}); });
+  EXPECT_EQ(seeds, runs);
+}
+
+// a_s0 and a_s00 both parse to seed 0: one replaced the other, so a group of three runs counted
+// two seeds and its mean left one out. An error naming both folders.
+TEST(CompareSeeds, TwoFoldersOfOneSeedNumberAreAnErrorNamingBoth) {
+  const std::string dir = test::fresh_dir("test_seed_stats", "same_seed");
+  const auto run = [&](const std::string& name, double fid) {
+    fs::create_directories(dir + "/" + name);
+    std::ofstream(dir + "/" + name + "/scores.csv") << "iteration,n,seconds,features,fid\n100,10,1,inception," << fid << "\n";
+  };
+  run("a_s0", 10), run("a_s00", 30), run("a_s1", 20);
+  const std::string e = test::error_of([&] { test::run_cli(cli::compare, "compare", {"--seeds", dir}); });
+  EXPECT_NE(e.find(dir + "/a_s0 and " + dir + "/a_s00 are both seed 0 of 'a'"), std::string::npos) << e;
+  EXPECT_EQ(e, test::error_of([&] { eval::load_seed_groups(dir); }));
+  // Distinct seed numbers of one name still group, every one counted.
+  fs::remove_all(dir + "/a_s00");
+  run("a_s2", 30);
+  const auto groups = eval::load_seed_groups(dir);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].seeds.size(), 3u);
+  EXPECT_NE(eval::seed_table(groups).find("| a | 3 | 100 | - | 20.0 ± 10.0 |"), std::string::npos) << eval::seed_table(groups);
+}

@@ -52,16 +52,7 @@ std::vector<ScoreRow> scored_rows(const std::string& dir) {
   if (!fs::is_regular_file(csv)) fail("--run ", dir, ": no scores.csv (score the run first: hamgan fid --run ", dir, ")");
   auto rows = read_score_table(csv);
   if (rows.empty()) fail(csv, ": no scored checkpoints");
-  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
-  // Two rows of one checkpoint (a stale row, a hand edit, two scorers): which one is its score
-  // cannot be told, and either could silently become the best.
-  for (size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].iteration == rows[i - 1].iteration) {
-      size_t k = i + 1;
-      while (k < rows.size() && rows[k].iteration == rows[i].iteration) ++k;
-      fail(csv, ": iteration ", rows[i].iteration, " has ", k - i + 1, " rows (FID ", fmt(rows[i - 1].value("fid"), "%.4f"),
-           " and ", fmt(rows[i].value("fid"), "%.4f"), "); expected one row per scored checkpoint (remove the stale row)");
-    }
+  sort_one_row_per_iteration(rows, csv);
   return rows;
 }
 

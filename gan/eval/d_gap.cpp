@@ -12,6 +12,7 @@
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "io/atomic_file.h"
+#include "io/output_path.h"
 
 namespace fs = std::filesystem;
 
@@ -19,6 +20,14 @@ namespace hamgan::eval {
 
 namespace {
 constexpr int64_t kBatch = 100;
+constexpr const char* kHeader = "iteration,d_train,d_test,d_fake,gap,n";
+
+// DIR/d_gap.csv may replace only an earlier d_gap.csv (io/output_path.h): a file of that name
+// that is anything else (a hand-kept table, a score table copied there) stays.
+const io::OutputKind& d_gap_table() {
+  static const io::OutputKind k = io::text_output("the table of an earlier `hamgan dgap`", {kHeader});
+  return k;
+}
 
 // Mean D output over the first n images of a seed-0 shuffle of `data`, pixels as the loader
 // gives them ([-1, 1]); undecodable images are skipped.
@@ -85,6 +94,8 @@ DGapRow d_gap(const CheckpointData& c, const Dataset& train, const Dataset& test
 }
 
 std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Device device) {
+  const std::string out = (fs::path(run_dir) / "d_gap.csv").string();
+  if (fs::is_directory(run_dir)) io::check_output_path(out, d_gap_table());  // before minutes of scoring
   auto files = checkpoint_files((fs::path(run_dir) / "checkpoints").string());
   if (files.empty()) fail("dgap: no checkpoints in ", run_dir, "/checkpoints");
   std::reverse(files.begin(), files.end());  // oldest first
@@ -98,14 +109,15 @@ std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Dev
          "t10k files or CIFAR-10's test_batch.bin");
   std::vector<DGapRow> rows;
   std::ostringstream csv;
-  csv << "iteration,d_train,d_test,d_fake,gap,n\n";
+  csv << kHeader << "\n";
   for (const auto& f : files) {
     rows.push_back(d_gap(first ? *first : load_checkpoint(f.path), *train, *test, n, device));
     first.reset();
     const DGapRow& r = rows.back();
     csv << r.iteration << "," << r.d_train << "," << r.d_test << "," << r.d_fake << "," << r.gap() << "," << r.n << "\n";
   }
-  io::write_file_atomically((fs::path(run_dir) / "d_gap.csv").string(), csv.str());
+  io::check_output_path(out, d_gap_table());  // again: it may have appeared meanwhile
+  io::write_file_atomically(out, csv.str());
   return rows;
 }
 

@@ -24,7 +24,8 @@ struct DGapRow {
 // the global RNG seeded 0).
 DGapRow d_gap(const CheckpointData& c, const Dataset& train, const Dataset& test, int64_t n, torch::Device device);
 
-// Every checkpoint of run_dir, oldest first, into run_dir/d_gap.csv (replaced whole). The splits
+// Every checkpoint of run_dir, oldest first, into run_dir/d_gap.csv (an earlier d_gap.csv is
+// replaced whole; any other file of that name is refused before any work). The splits
 // come from the run's config (data.path); a source without a test split is an error.
 std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Device device);
 

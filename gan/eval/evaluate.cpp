@@ -279,6 +279,7 @@ void fid_of_samples(const EvalSettings& j, const std::string& checkpoint, const 
   std::optional<CheckpointData> loaded;
   if (run) {
     if (run_checkpoints(run_dir).empty()) fail("--run ", run_dir, ": no checkpoints in its checkpoints/ directory");
+    io::check_output_path(scores_png(run_dir), io::png_output());  // before the reference's minutes
     std::ostringstream ignored;  // score_run reports each damaged one
     loaded = load_latest_checkpoint(run_dir + "/checkpoints", ignored, j.sampler.device);
     if (!loaded) fail("--run ", run_dir, ": no checkpoint in checkpoints/ loads (all damaged)");

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "io/dir_lock.h"
+#include "io/output_path.h"
 #include "io/png.h"
 #include "plot/line_plot.h"
 
@@ -72,17 +73,28 @@ void plot_run(const std::string& run_dir) {
 }
 
 ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,
-                          const metrics::FeatureNet& net, std::ostream& log) {
+                          const metrics::FeatureNet& net, std::ostream& log, std::set<std::string>* said) {
+  // scores.png is redrawn after the row is appended: a path it may not replace is refused here,
+  // before the score, so that such a refusal is true when it says nothing was written.
+  io::check_output_path(scores_png(opt.run_dir), io::png_output());
   const sample::Sampler s(c, opt.sampler, log);
   const Score sc = score_samples(s, opt.n, net, ref, opt.metrics, opt.quantize);
   ScoreRow row;
   row.iteration = iteration, row.n = sc.n, row.seconds = sc.seconds, row.net = net.identity();
   for (const auto& [name, v] : sc.values) row.values[name] = v.value;
   append_run_score(opt.run_dir, row);
-  plot_run(opt.run_dir);
+  try {
+    plot_run(opt.run_dir);
+  } catch (const Error& e) {  // the row is kept: say so, not only why the figure failed
+    fail("iteration ", iteration, ": its row was written to ", scores_csv(opt.run_dir), ", but ", scores_png(opt.run_dir),
+         " was not redrawn: ", e.what());
+  }
   log << "iteration " << iteration << ": " << score_line(sc);
   log << " (" << std::fixed << std::setprecision(1) << sc.seconds << " s)\n" << std::defaultfloat;
   for (const auto& w : sc.warnings) log << "warning: iteration " << iteration << ": " << w << "\n";
+  if (said)
+    for (const auto& note : sc.notes)
+      if (said->insert(note).second) log << "note: " << note << "\n";
   log << std::flush;
   return row;
 }
@@ -97,6 +109,7 @@ std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref
   check_run_n(opt.run_dir, opt.n, opt.n_key);
   std::vector<ScoreRow> added;
   bool said_kid = false;
+  std::set<std::string> said;  // notes once per run, not once per checkpoint
   for (const auto& [iteration, path] : unscored_checkpoints(opt.run_dir)) {
     if (!ref.pool.defined() && !said_kid) log << "note: " << ref.no_kid_why << "; its columns of real-feature metrics stay empty\n";
     said_kid = true;
@@ -114,7 +127,7 @@ std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref
       if (damaged) damaged->push_back(path);
       continue;
     }
-    added.push_back(score_checkpoint(*c, iteration, opt, ref, net, log));
+    added.push_back(score_checkpoint(*c, iteration, opt, ref, net, log, &said));
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);

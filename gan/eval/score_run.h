@@ -5,6 +5,7 @@
 // with another feature network or sample count is refused.
 #pragma once
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,10 @@ std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref
                                     const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged = nullptr);
 // One checkpoint of the run (already loaded) scored, its row appended to DIR/scores.csv, scores.png
-// redrawn, a line on `log`; the row. score_run's step and the in-training scorer's.
+// redrawn, a line on `log`; the row. score_run's step and the in-training scorer's. With
+// `said`, the score's notes (why KID has no spread) not yet in it go to `log` and into it.
 ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,
-                        const metrics::FeatureNet& net, std::ostream& log);
+                        const metrics::FeatureNet& net, std::ostream& log, std::set<std::string>* said = nullptr);
 // Error unless every row of the run's table was scored with feature network `identity`.
 void check_run_net(const std::string& run_dir, const std::string& identity);
 // Error naming `key` (the flag or config key that set n) unless every row of the run's table was

@@ -12,6 +12,7 @@
 #include "core/parse_number.h"
 #include "core/word_list.h"
 #include "io/atomic_file.h"
+#include "io/table_line.h"
 #include "metrics/metric.h"
 
 namespace hamgan::eval {
@@ -62,8 +63,7 @@ std::vector<std::string> cells(const std::string& line) {
 std::string first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  io::table_line(in, line, 1);
   return line;
 }
 
@@ -76,9 +76,7 @@ std::vector<ScoreRow> read_score_table(const std::string& path) {
   std::string line;
   int64_t no = 0;
   std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    ++no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (io::table_line(in, line, ++no)) {
     const std::string where = path + ":" + std::to_string(no);
     if (no == 1) {
       header = cells(line);
@@ -109,6 +107,11 @@ std::vector<ScoreRow> read_score_table(const std::string& path) {
         r.net = f[i] == "inception" ? "" : f[i];
       } else {
         const double v = real_cell(f[i], h != "fid", where, h);
+        const metrics::ValueRange& range = metrics::metric_entry(h).range;
+        // A value no score gives (a negative FID, a precision of 1.3) would rank as the best.
+        if (!std::isnan(v) && !range.holds(v))
+          fail(where, ": column '", h, "' is '", f[i], "'; expected a value in ", range.text(), ", the only values ", h,
+               " takes (a damaged or hand-edited row: correct or remove it)");
         if (!std::isnan(v) || h == "fid") r.values[h] = v;
       }
     }
@@ -123,6 +126,22 @@ std::set<int64_t> scored_iterations(const std::vector<ScoreRow>& rows) {
   std::set<int64_t> s;
   for (const auto& r : rows) s.insert(r.iteration);
   return s;
+}
+
+void sort_one_row_per_iteration(std::vector<ScoreRow>& rows, const std::string& path) {
+  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
+  const auto fid = [](const ScoreRow& r) {
+    char b[48] = "";
+    if (std::isfinite(r.value("fid"))) std::snprintf(b, sizeof b, "%.4f", r.value("fid"));
+    return std::string(b);
+  };
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].iteration == rows[i - 1].iteration) {
+      size_t k = i + 1;
+      while (k < rows.size() && rows[k].iteration == rows[i].iteration) ++k;
+      fail(path, ": iteration ", rows[i].iteration, " has ", k - i + 1, " rows (FID ", fid(rows[i - 1]), " and ",
+           fid(rows[i]), "); expected one row per scored checkpoint (remove the stale row)");
+    }
 }
 
 namespace {

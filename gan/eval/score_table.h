@@ -38,12 +38,18 @@ std::string scores_png(const std::string& run_dir);
 // (absent: no rows).
 std::string run_score_table(const std::string& run_dir);
 
-// All rows of one table file; a missing file gives none. A header with an unknown or missing
-// column, or a malformed line: hamgan::Error naming the file and the line number.
+// All rows of one table file; a missing file gives none; a leading UTF-8 byte-order mark is
+// skipped. A header with an unknown or missing column, a malformed line, or a value its metric
+// can never take (metrics::MetricEntry::range: a negative FID, a precision above 1):
+// hamgan::Error naming the file, the line number and the column.
 std::vector<ScoreRow> read_score_table(const std::string& path);
 // The rows of a run (run_score_table).
 std::vector<ScoreRow> read_run_scores(const std::string& run_dir);
 std::set<int64_t> scored_iterations(const std::vector<ScoreRow>& rows);
+// Sorts the rows of table `path` by iteration (stable); hamgan::Error naming the file when two
+// rows have one iteration (a stale row, a hand edit, two scorers): which of them is the
+// checkpoint's score cannot be told, and either could silently become the best.
+void sort_one_row_per_iteration(std::vector<ScoreRow>& rows, const std::string& path);
 // Appends one row to DIR/scores.csv (see above for a run with only fid.csv, or another header).
 void append_run_score(const std::string& run_dir, const ScoreRow& row);
 // Rewrites DIR/scores.csv (atomically) without its rows of `iteration`, as before a row of a

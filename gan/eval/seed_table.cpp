@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 #include "gan/eval/seed_bands.h"
 #include "gan/eval/seed_stats.h"
 #include "io/atomic_file.h"
@@ -67,16 +68,26 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
   std::sort(entries.begin(), entries.end());
   std::map<std::string, SeedGroup> by_name;
+  std::map<std::pair<std::string, int64_t>, fs::path> folder_of;  // (name, seed) -> its folder
   for (const auto& e : entries) {
     std::smatch m;
     const std::string name = e.filename().string();
     if (!std::regex_match(name, m, seeded) || !fs::is_directory(e)) continue;
-    std::vector<ScoreRow> rows = read_run_scores(e.string());  // scores.csv, else an earlier fid.csv
+    const std::string table = run_score_table(e.string());  // scores.csv, else an earlier fid.csv
+    std::vector<ScoreRow> rows = read_score_table(table);
     if (rows.empty()) continue;
-    std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
+    sort_one_row_per_iteration(rows, table);  // as `compare --run` reads a run
+    int64_t seed = 0;
+    if (!parse_int(m[2].str(), seed))
+      fail("compare --seeds: ", e.string(), ": seed ", m[2].str(), " is too large; expected <name>_s<seed> with a seed below 2^63");
+    // a_s0 and a_s00 are one seed number: merged, one run would replace the other unseen.
+    const auto [at, fresh] = folder_of.emplace(std::make_pair(m[1].str(), seed), e);
+    if (!fresh)
+      fail("compare --seeds: ", at->second.string(), " and ", e.string(), " are both seed ", seed, " of '", m[1].str(),
+           "'; expected one folder per seed (rename or move one of them)");
     SeedGroup& g = by_name[m[1].str()];
     g.name = m[1].str();
-    g.seeds[std::stoll(m[2].str())] = std::move(rows);
+    g.seeds[seed] = std::move(rows);
   }
   if (by_name.empty()) fail("compare --seeds '", dir, "': no ", dir, "/<name>_s<seed>/scores.csv (or fid.csv) with rows found");
   std::vector<SeedGroup> groups;

@@ -24,7 +24,9 @@ struct SeedGroup {
 };
 
 // The groups of DIR, by name. Error (hamgan::Error) naming DIR when it holds no
-// <name>_s<seed> whose score table has rows, or a malformed table naming that file.
+// <name>_s<seed> whose score table has rows; naming the file for a malformed table or one with
+// two rows for one iteration (as `compare --run`); naming both folders when two of one name
+// give one seed number (a_s0 and a_s00).
 std::vector<SeedGroup> load_seed_groups(const std::string& dir);
 
 // The Markdown table described above (header, rule, one line per group).
