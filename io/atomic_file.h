@@ -22,6 +22,15 @@ void append_to_file(const std::string& path, std::string_view bytes, bool sync =
 std::string temporary_name(const std::string& path);
 // True for a name temporary_name produces (a leftover of a killed process).
 bool is_temporary_name(const std::string& filename);
+// True for a temporary_name of `final_name` whose process is gone: a leftover of a killed
+// writer, safe to remove (a live writer's temporary is not).
+bool is_stale_temporary_of(const std::string& filename, const std::string& final_name);
+
+// strerror(err), and for the errors that mean the file cannot grow the cause in words (the
+// file-size limit, `ulimit -f`; a full disk; a used-up quota), for every writer's message.
+// main() ignores SIGXFSZ, so a write past the file-size limit fails with EFBIG instead of
+// killing hamgan with its temporaries left behind.
+std::string write_error_text(int err);
 
 // Test hook: the next writes fail with `error` (an errno value such as ENOSPC) once
 // `after_bytes` more bytes have been written by this process; 0 clears it. Lets a test

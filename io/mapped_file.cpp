@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan {
 
@@ -18,14 +19,14 @@ MappedFile::MappedFile(const std::string& path, bool writable, size_t size) : pa
   if (writable && size > 0 && ::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
     const int e = errno;
     ::close(fd_);
-    fail(path, ": cannot resize to ", size, " bytes: ", std::strerror(e));
+    fail(path, ": cannot resize to ", size, " bytes: ", io::write_error_text(e));
   }
   // The blocks are reserved now: a store into a sparse mapping on a full disk is a SIGBUS, not
   // an error.
   if (writable && size > 0)
     if (const int e = ::posix_fallocate(fd_, 0, static_cast<off_t>(size)); e != 0) {
       ::close(fd_);
-      fail(path, ": cannot reserve ", size, " bytes on its disk: ", std::strerror(e));
+      fail(path, ": cannot reserve ", size, " bytes on its disk: ", io::write_error_text(e));
     }
   struct stat st;
   ::fstat(fd_, &st);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "io/table_line.h"
 
 namespace hamgan::io {
 
@@ -40,6 +41,7 @@ bool ends_with(const std::string& s, std::string_view tail) {
 }
 
 std::string first_line(std::string_view h) {
+  h = without_bom(h);  // a table saved by a spreadsheet is still that table
   std::string line(h.substr(0, h.find('\n')));
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
@@ -113,7 +115,8 @@ void check_output_path(const std::string& path, const OutputKind& kind, const st
     // An earlier output of the same kind may go; anything else stays and nothing is written.
     const fs::file_status target = fs::status(p, ec);
     std::string head;
-    const bool same = fs::is_regular_file(target) && read_head(path, head) && kind.recognises(head);
+    const bool same = fs::is_regular_file(target) && read_head(path, head) && kind.recognises(head) &&
+                      (!kind.recognises_file || kind.recognises_file(path));
     if (!same)
       fail(who, " exists and is not ", kind.what, " (it is ", describe_existing(path),
            "); it is left as it is and nothing was written: choose another path, or move that one away first");

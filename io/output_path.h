@@ -18,10 +18,13 @@
 
 namespace hamgan::io {
 
-// A kind of output file, recognised by its first bytes (at most kOutputHeadBytes).
+// A kind of output file, recognised by its first bytes (at most kOutputHeadBytes), and for a
+// kind whose first bytes are not its own (a torch.save archive starts with a tensor's data)
+// also by `recognises_file`, which reads what it needs of the file at `path`.
 struct OutputKind {
   std::string what;  // for messages: "a PNG image", "an .npz of arrays"
   std::function<bool(std::string_view head)> recognises;
+  std::function<bool(const std::string& path)> recognises_file = nullptr;
 };
 constexpr size_t kOutputHeadBytes = 4096;
 

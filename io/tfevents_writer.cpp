@@ -11,6 +11,7 @@
 
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan::io {
 
@@ -163,7 +164,7 @@ TfEventsWriter::TfEventsWriter(const std::string& dir) {
   path_ = (fs::path(dir) / new_file_name(dir)).string();
   // O_EXCL: an events file is never another's continuation or replacement.
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path_, ": cannot create the TensorBoard events file: ", std::strerror(errno));
+  if (fd_ < 0) fail(path_, ": cannot create the TensorBoard events file: ", write_error_text(errno));
   add(tfevents::file_version_event(wall_time()));
   flush();
 }
@@ -196,7 +197,7 @@ void TfEventsWriter::flush() {
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
       pending_.erase(0, done);
-      fail(path_, ": cannot write TensorBoard events: ", std::strerror(err));
+      fail(path_, ": cannot write TensorBoard events: ", write_error_text(err));
     }
     done += static_cast<size_t>(n);
   }

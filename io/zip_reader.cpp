@@ -145,6 +145,33 @@ void for_each_zip_member(const std::vector<uint8_t>& b, const std::string& what,
   for_each_zip_member(b.data(), b.size(), what, limits, member);
 }
 
+std::string stored_member_prefix(const uint8_t* b, size_t size, const std::string& name_suffix, size_t n) {
+  if (size < 22) return "";
+  size_t eocd = std::string::npos;
+  for (size_t k = size - 22 + 1; k-- > 0 && size - k <= 22 + 65535;)
+    if (le(&b[k], 4) == 0x06054b50) { eocd = k; break; }
+  if (eocd == std::string::npos) return "";
+  // Central directories past 4 GB (zip64) are not looked into: the files this recognises are smaller.
+  const uint64_t entries = le(&b[eocd + 10], 2), cd_off = le(&b[eocd + 16], 4);
+  uint64_t pos = cd_off;
+  for (uint64_t e = 0; e < entries; ++e) {
+    if (pos > size || size - pos < 46 || le(&b[pos], 4) != 0x02014b50) return "";
+    const uint8_t* c = &b[pos];
+    const uint64_t method = le(c + 10, 2), csize = le(c + 20, 4);
+    const uint64_t nlen = le(c + 28, 2), xlen = le(c + 30, 2), clen = le(c + 32, 2), loff = le(c + 42, 4);
+    if (size - pos - 46 < nlen) return "";
+    const std::string name(reinterpret_cast<const char*>(c + 46), nlen);
+    pos += 46 + nlen + xlen + clen;
+    if (name.size() < name_suffix.size() || name.compare(name.size() - name_suffix.size(), name_suffix.size(), name_suffix) != 0)
+      continue;
+    if (method != 0 || loff > size || size - loff < 30 || le(&b[loff], 4) != 0x04034b50) return "";
+    const uint64_t data_off = loff + 30 + le(&b[loff + 26], 2) + le(&b[loff + 28], 2);
+    if (data_off > size || size - data_off < csize) return "";
+    return std::string(reinterpret_cast<const char*>(&b[data_off]), static_cast<size_t>(std::min<uint64_t>(csize, n)));
+  }
+  return "";
+}
+
 uint64_t verify_zip_file(const std::string& path, uint64_t max_entries) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, ": expected a file");

@@ -34,6 +34,13 @@ void for_each_zip_member(const uint8_t* bytes, size_t size, const std::string& w
 void for_each_zip_member(const std::vector<uint8_t>& bytes, const std::string& what, uint64_t max_entries,
                          const ZipMember& member);
 
+// The first `n` bytes (fewer when the member is shorter) of the first stored (uncompressed)
+// member of the zip archive `bytes` whose name ends with `name_suffix`; "" when `bytes` is not
+// such an archive. Reads the central directory and that member only (a mapped checkpoint of
+// gigabytes is not paged in), checks no CRC and never throws: it recognises a file, it does
+// not read one.
+std::string stored_member_prefix(const uint8_t* bytes, size_t size, const std::string& name_suffix, size_t n);
+
 // Fails (naming `path` and the member) unless `path` is a zip archive whose members all
 // match their CRC-32. Returns the number of members. The file is mapped, not read into memory.
 uint64_t verify_zip_file(const std::string& path, uint64_t max_entries = uint64_t(1) << 20);

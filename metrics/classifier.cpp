@@ -9,6 +9,9 @@
 
 #include "core/error.h"
 #include "core/state_dict.h"
+#include "io/atomic_file.h"
+#include "io/mapped_file.h"
+#include "io/zip_reader.h"
 
 namespace hamgan::metrics {
 
@@ -89,17 +92,34 @@ void save_classifier(const std::string& path, DomainClassifier& net, const Class
   for (const auto& [k, t] : state_dict(*net)) sd.insert(k, t.detach().to(torch::kCPU).contiguous());
   d.insert("state_dict", sd);
   const std::vector<char> bytes = torch::pickle_save(d);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(tmp, ": cannot create");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) fail(tmp, ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail(path, ": cannot rename ", tmp, " into place: ", ec.message());
+  io::check_output_path(path, classifier_output());  // again at the write: the command checked first
+  io::write_file_atomically(path, std::string_view(bytes.data(), bytes.size()));
+}
+
+const io::OutputKind& classifier_output() {
+  static const io::OutputKind k{
+      "a classifier file of `hamgan classifier train`",
+      [](std::string_view head) { return head.substr(0, 4) == std::string_view("PK\x03\x04", 4); },
+      [](const std::string& path) {
+        // torch::pickle_save writes the tensors first and the pickle (stored, uncompressed)
+        // after them: near its start (after the typed dict's restore_type_tag global) the
+        // dict's first entry, "format": kFormat, as two BINUNICODE strings with at most a memo
+        // op between.
+        std::string pkl;
+        try {
+          const MappedFile m(path, /*writable=*/false);
+          pkl = io::stored_member_prefix(m.data(), m.size(), "/data.pkl", 256);
+        } catch (const Error&) {
+          return false;
+        }
+        const std::string key = std::string("X\x06\x00\x00\x00", 5) + "format";
+        const std::string value = std::string("X\x11\x00\x00\x00", 5) + kFormat;
+        const size_t at = pkl.find(key);
+        if (at == std::string::npos) return false;
+        const size_t v = pkl.find(value, at + key.size());
+        return v != std::string::npos && v - (at + key.size()) <= 8;
+      }};
+  return k;
 }
 
 DomainClassifier load_classifier(const std::string& path, ClassifierInfo* info_out) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "io/output_path.h"
 #include "metrics/feature_net.h"
 
 namespace hamgan::metrics {
@@ -81,8 +82,13 @@ int64_t min_images_to_beat_chance(int64_t n_classes);
 void check_above_chance(const ClassifierInfo& info, const std::string& path, std::ostream& warn);
 
 // One torch.save-compatible dict (torch.load reads it): format "hamgan-classifier", version,
-// the options, class names, data, test accuracy and `state_dict`. Written atomically.
+// the options, class names, data, test accuracy and `state_dict`. Written atomically
+// (io/atomic_file.h), under io/output_path.h's rule with classifier_output(): it replaces an
+// earlier classifier only, never a GAN checkpoint or any other file.
 void save_classifier(const std::string& path, DomainClassifier& net, const ClassifierInfo& info);
+// A file save_classifier wrote, recognised by its content: a zip archive whose pickle starts
+// with the format entry "hamgan-classifier".
+const io::OutputKind& classifier_output();
 // Rebuilds the network from the file (eval mode); every field is validated and errors name
 // the file.
 DomainClassifier load_classifier(const std::string& path, ClassifierInfo* info = nullptr);

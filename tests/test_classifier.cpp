@@ -32,6 +32,7 @@
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
+#include "support/process.h"
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
@@ -490,6 +491,48 @@ TEST(ClassifierCli, TrainsOnAFolderAndKeepsExistingOutput) {
   const std::string e = test::error_of([&] { test::run_cli(cli::classifier, "classifier", args); });
   EXPECT_NE(e.find(out + ": exists"), std::string::npos) << e;
   EXPECT_EQ(fs::last_write_time(out), before);
+  // --overwrite replaces an earlier classifier, through a temporary that does not stay.
+  std::vector<std::string> again = args;
+  again.push_back("--overwrite");
+  test::run_cli(cli::classifier, "classifier", again);
+  metrics::load_classifier(out);
+  EXPECT_EQ(std::distance(fs::directory_iterator(out_dir), fs::directory_iterator()), 1);
+}
+
+// `classifier train --out RUN/checkpoints/ckpt_X.pt --overwrite` replaced the GAN checkpoint, and
+// `--out DIR --overwrite` failed after training and left DIR.tmp. --overwrite replaces only a
+// classifier: anything else is refused before any training (the data named here does not
+// exist), naming the file and what it is, and stays as it was.
+TEST(ClassifierCli, OverwriteReplacesOnlyAClassifier) {
+  const std::string dir = fresh("clf_overwrite");
+  fs::create_directories(dir + "/run/checkpoints");
+  const std::string ckpt = dir + "/run/checkpoints/ckpt_000000010.pt";
+  test::write_tiny_checkpoint(ckpt, 10, true, 1, test::tiny_checkpoint_yaml());
+  const std::string ckpt_bytes = test::read_text(ckpt);
+  const std::string folder = dir + "/folder";
+  fs::create_directories(folder);
+  const auto train_error = [&](const std::string& out) {
+    return test::error_of([&] {
+      test::run_cli(cli::classifier, "classifier",
+                    {"train", "--data", dir + "/no_such_data", "--out", out, "--overwrite", "--steps", "1",
+                     "--threads", "1"});
+    });
+  };
+  test::expect_names(train_error(ckpt), {"--out " + ckpt + " exists and is not a classifier file",
+                                         "as in a checkpoint", "nothing was written"});
+  EXPECT_EQ(test::read_text(ckpt), ckpt_bytes);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/run/checkpoints"), fs::directory_iterator()), 1);
+  test::expect_names(train_error(folder), {"--out " + folder + " exists and is not a classifier file",
+                                           "(it is a directory)"});
+  EXPECT_TRUE(fs::is_empty(folder));
+  EXPECT_FALSE(fs::exists(folder + ".tmp"));
+  test::expect_names(train_error(dir + "/missing/clf.pt"), {"its folder " + dir + "/missing does not exist"});
+  // A classifier file is recognised by its content (the pickle in torch::pickle_save's archive),
+  // not its name: both archives start with a tensor's data.
+  EXPECT_EQ(test::error_of([&] { io::check_output_path(tiny_classifier(), metrics::classifier_output()); }),
+            "(no error)");
+  EXPECT_TRUE(metrics::classifier_output().recognises_file(tiny_classifier()));
+  EXPECT_FALSE(metrics::classifier_output().recognises_file(ckpt));
 }
 
 // `-n` over an ImageNet-style folder (synset-named class directories, files sorted

@@ -153,3 +153,32 @@ TEST(CliFlags, DgapTakesNAndCount) {
     EXPECT_NE(e.find("dgap: no checkpoints in " + dir), std::string::npos) << spelling << ": " << e;
   }
 }
+
+// --standing-batches in sample and export has train.ema_standing_batches's bound (one constant,
+// kMaxStandingBatches), checked before the checkpoint is read (none exists here): 100001 is
+// refused with the range, 100000 gets as far as the checkpoint. The flag reads the same in both.
+TEST(CliFlags, StandingBatchesHaveTheConfigKeysBound) {
+  const std::string dir = test::fresh_dir("test_cli_flags", "standing");
+  fs::create_directories(dir);
+  const std::string absent = dir + "/absent.pt";
+  ASSERT_EQ(kMaxStandingBatches, 100000);
+  std::map<std::string, std::string> help;
+  for (const Cmd& c : all_commands()) {
+    if (c.label != "sample" && c.label != "export") continue;
+    SCOPED_TRACE(c.label);
+    help[c.label] = options_of(help_of(c)).at("standing-batches");
+    const auto run = [&](const std::string& n) {
+      return test::error_of([&] {
+        test::run_cli(c.run, c.name, {"--checkpoint", absent, "--out", dir + "/out", "--standing-batches", n});
+      });
+    };
+    EXPECT_EQ(run("100001"), "--standing-batches 100001: expected 0..100000 (as train.ema_standing_batches)");
+    EXPECT_EQ(run("-1"), "--standing-batches -1: expected 0..100000 (as train.ema_standing_batches)");
+    const std::string e = run("100000");
+    EXPECT_EQ(e.find("--standing-batches"), std::string::npos) << e;
+    EXPECT_NE(e.find(absent), std::string::npos) << e;
+    EXPECT_FALSE(fs::exists(dir + "/out"));
+  }
+  ASSERT_EQ(help.size(), 2u);
+  EXPECT_EQ(help.at("sample"), help.at("export"));
+}

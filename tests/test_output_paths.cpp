@@ -1,7 +1,8 @@
 // The one rule for outputs (io/output_path.h): an existing file is replaced only when it is an
 // earlier output of the same kind, recognised by its content. The rule itself, the writers
 // that apply it (write_png, npz::write), and the commands that check before any work:
-// `sample --grid/--interpolate` (and its other late checks) and `fid stats --out`.
+// `sample --grid/--interpolate` (and its other late checks), `fid stats --out` and `dgap --run`'s
+// DIR/d_gap.csv.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -195,6 +196,23 @@ TEST(SampleOutputs, ClassesTxtReplacesOnlyAClassList) {
   EXPECT_EQ(test::read_text(out + "/classes.txt"), test::read_text(run.classes));
 }
 
+// `sample --out RUN --overwrite`, RUN the checkpoint's own run folder, replaced RUN/classes.txt
+// with its copy of itself: a training run's folder is refused before any image, naming it, and
+// every file of the run stays as it was (classes.txt not even rewritten), no class folder added.
+TEST(SampleOutputs, ARunFolderIsNeverAnOut) {
+  const RunFiles run = make_run("run_as_out");
+  const auto before = snapshot(run.dir);
+  const auto classes_time = fs::last_write_time(run.classes);
+  const auto entries = std::distance(fs::directory_iterator(run.dir), fs::directory_iterator());
+  const std::string e =
+      sample_error({"--checkpoint", run.ckpt, "--out", run.dir, "-n", "3", "--overwrite", "--threads", "1"});
+  expect_has(e, {"--out " + run.dir + ": is a training run's folder (it holds config.yaml)",
+                 "sample writes none of a run's files"});
+  EXPECT_EQ(snapshot(run.dir), before);
+  EXPECT_EQ(fs::last_write_time(run.classes), classes_time);
+  EXPECT_EQ(std::distance(fs::directory_iterator(run.dir), fs::directory_iterator()), entries);
+}
+
 // `fid stats --out` replaced config.yaml and best_ckpt_*.pt with statistics. Refused before the
 // feature network is even loaded (the weights named here do not exist).
 TEST(FidStatsOutput, NeverReplacesAnotherFile) {
@@ -218,4 +236,27 @@ TEST(FidStatsOutput, NeverReplacesAnotherFile) {
   EXPECT_EQ(snapshot(run.dir), before);
   // A free path gets as far as the feature network.
   expect_has(stats_error(run.dir + "/new.npz"), {"no.pth"});
+}
+
+// `dgap --run DIR` replaced whatever DIR/d_gap.csv held with its table. A file of that name that
+// is not an earlier dgap table (here a copy of the run's score table) is refused before any
+// checkpoint is read, naming the file and what was expected, and stays byte for byte.
+TEST(DgapOutput, ReplacesOnlyAnEarlierDgapTable) {
+  const RunFiles run = make_run("dgap");
+  const std::string table = run.dir + "/d_gap.csv";
+  fs::copy_file(run.fid_csv, table);
+  const auto before = snapshot(run.dir);
+  const auto dgap_error = [&] {
+    return test::error_of([&] { test::run_cli(cli::dgap, "dgap", {"--run", run.dir, "-n", "2", "--threads", "1"}); });
+  };
+  expect_has(dgap_error(), {table + " exists and is not the table of an earlier `hamgan dgap`",
+                            "a text file whose first line is 'iteration,fid,", "nothing was written"});
+  EXPECT_EQ(snapshot(run.dir), before);
+  // An earlier dgap table passes the check: a run without checkpoints gets as far as them.
+  const std::string earlier = fresh("dgap_earlier");
+  fs::create_directories(earlier + "/checkpoints");
+  write_text(earlier + "/d_gap.csv", "iteration,d_train,d_test,d_fake,gap,n\n20,0.1,0.2,-0.3,-0.1,2\n");
+  const std::string e =
+      test::error_of([&] { test::run_cli(cli::dgap, "dgap", {"--run", earlier, "-n", "2", "--threads", "1"}); });
+  expect_has(e, {"dgap: no checkpoints in " + earlier});
 }

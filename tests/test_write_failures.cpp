@@ -1,6 +1,7 @@
 // Writes that fail (io/atomic_file.h, io/mapped_file.h; io::inject_write_failure or a file-size
 // limit stands in for a full disk): an error naming the file, no zero-byte or partial file under
-// a final name, no temporary left, the old content kept.
+// a final name, no temporary left, the old content kept. `hamgan export` and `train` run under
+// `ulimit -f` fail with that error too, and a folder that is not writable is named as such.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -8,9 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gan/cli/commands.h"
 #include "gan/data/packed.h"
@@ -118,4 +124,131 @@ TEST(WriteFailures, APackedFileTheDiskCannotHoldIsAnErrorAndLeavesNothing) {
                                             "--resolution", "32", "--channels", "1"});
   });
   EXPECT_NE(e.find("is a directory; expected the path of the packed file"), std::string::npos) << e;
+}
+
+namespace {
+
+std::string binary_dir() {
+  const char* v = std::getenv("HAMGAN_BINARY_DIR");
+  if (!v) throw std::runtime_error("HAMGAN_BINARY_DIR is not set: run through ctest");
+  return v;
+}
+
+// `hamgan args...` under `ulimit -f kib` (bash's 1024-byte blocks), its output in `log`:
+// the wait status (-1: timed out).
+int hamgan_under_file_limit(int kib, const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {"/bin/bash", "-c", "ulimit -f " + std::to_string(kib) + " && exec \"$@\"", "bash",
+                                   binary_dir() + "/hamgan"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  test::ChildGuard child(test::spawn(argv, {}, log));
+  const int status = test::wait_for(child.pid(), 300);
+  child.release();
+  return status;
+}
+
+// Every temporary (<name>.tmp.<pid>) under `dir`, recursively.
+std::vector<std::string> temporaries_under(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& f : fs::recursive_directory_iterator(dir))
+    if (io::is_temporary_name(f.path().filename().string())) found.push_back(f.path().string());
+  return found;
+}
+
+}  // namespace
+
+// `export` past the file-size limit: hamgan's own error naming the file and the limit (not a
+// silent SIGXFSZ), exit status 1, no temporary left; a killed export's leftover temporary does
+// not block the next export, which succeeds.
+TEST(WriteFailures, ExportPastTheFileSizeLimitIsAnErrorAndTheNextExportSucceeds) {
+  const std::string ck = tiny_checkpoint("fsize_ck");
+  const std::string out = fresh_path("fsize_export");
+  const std::string log = fresh_path("fsize_export_log") + ".log";
+  const int status = hamgan_under_file_limit(4, {"export", "--checkpoint", ck, "--out", out, "--threads", "1"}, log);
+  const std::string said = test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (killed by SIGXFSZ?)\n" << said;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << said;
+  expect_names(said, {"hamgan export: error: ", out + "/model.safetensors",
+                      "File too large: the file-size limit (ulimit -f) is reached"});
+  ASSERT_TRUE(fs::is_directory(out)) << said;
+  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{}) << said;
+  EXPECT_FALSE(fs::exists(out + "/model.safetensors"));
+
+  // What a killed export leaves: a temporary of a process that is gone.
+  const pid_t gone = test::spawn({"/bin/true"}, {});
+  ASSERT_TRUE(WIFEXITED(test::wait_for(gone, 30)));
+  const std::string leftover = out + "/model.safetensors.tmp." + std::to_string(gone);
+  std::ofstream(leftover, std::ios::binary) << std::string(100, 'x');
+  const std::string printed =
+      test::run_cli(cli::export_cmd, "export", {"--checkpoint", ck, "--out", out, "--threads", "1"});
+  EXPECT_NE(printed.find("wrote " + out + "/model.safetensors"), std::string::npos) << printed;
+  EXPECT_TRUE(fs::is_regular_file(out + "/model.safetensors"));
+  EXPECT_TRUE(fs::is_regular_file(out + "/config.json"));
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{});
+}
+
+// `train` past the file-size limit: the same, for the run's files (the checkpoint is the
+// largest).
+TEST(WriteFailures, TrainPastTheFileSizeLimitIsAnErrorAndLeavesNoTemporary) {
+  const std::string out = fresh_path("fsize_train");
+  const std::string log = fresh_path("fsize_train_log") + ".log";
+  const std::string source = std::getenv("HAMGAN_SOURCE_DIR") ? std::getenv("HAMGAN_SOURCE_DIR") : ".";
+  const int status = hamgan_under_file_limit(
+      64,
+      {"train", "--synthetic", "--threads", "1", "-c", source + "/configs/fmnist32_sagan.yaml", "--out", out,
+       "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1", "train.sample_every=0",
+       "train.checkpoint_every=0", "train.device=cpu", "train.iterations=2"},
+      log);
+  const std::string said = test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (killed by SIGXFSZ?)\n" << said;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << said;
+  expect_names(said, {"hamgan train: error: ", out + "/checkpoints/ckpt_000000002.pt",
+                      "File too large: the file-size limit (ulimit -f) is reached"});
+  ASSERT_TRUE(fs::is_directory(out)) << said;
+  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{}) << said;
+}
+
+// `prepare` into a folder it cannot write to says so (not a failed removal of a .partial that
+// never existed), before the source is read, and leaves nothing.
+TEST(WriteFailures, PrepareIntoAReadOnlyFolderSaysTheFolderIsNotWritable) {
+  const std::string dir = fresh("prepare_read_only");
+  const std::string out = dir + "/train.packed";
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const int rc = in_child([&] {
+    PrepareOptions po;
+    po.source = "/usr/share/datasets/fashion-mnist";
+    po.out = out;
+    po.resolution = 32;
+    po.channels = 1;
+    po.progress = false;
+    const std::string e = test::error_of([&] { prepare_packed(po); });
+    std::fprintf(stderr, "prepare said: %s\n", e.c_str());
+    const bool names_folder = e.find("--out " + out + ": its folder " + dir + " is not writable") != std::string::npos;
+    return names_folder && e.find("remove") == std::string::npos ? 0 : 1;
+  }, /*drop_root=*/true);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  EXPECT_EQ(rc, 0) << "the message (on stderr above) does not say the folder is not writable";
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
+// A line appended past the file-size limit: the error names the file and the limit (the short
+// write is followed by one that says why), and the part that fit is taken back.
+TEST(WriteFailures, AppendPastTheFileSizeLimitNamesTheLimitAndTakesTheLineBack) {
+  const std::string log = fresh_path("fsize_append") + ".jsonl";
+  fs::remove(log);
+  io::append_to_file(log, std::string(1000, 'a') + "\n");
+  const int rc = in_child([&] {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{1024, 1024};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    const std::string e = test::error_of([&] { io::append_to_file(log, std::string(100, 'b') + "\n"); });
+    std::fprintf(stderr, "append said: %s\n", e.c_str());
+    return e.find(log + ": cannot append 101 bytes: File too large: the file-size limit (ulimit -f) is reached") !=
+                   std::string::npos
+               ? 0
+               : 1;
+  }, false);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(fs::file_size(log), 1001u);
 }

@@ -15,6 +15,8 @@
 #include "gan/cli/commands.h"
 #include "gan/data/sources.h"
 #include "gan/data/test_split.h"
+#include "io/output_path.h"
+#include "metrics/classifier.h"
 
 namespace hamgan::cli {
 
@@ -55,8 +57,11 @@ int classifier_train(int argc, char** argv) {
   const cxxopts::ParseResult& r = *parsed;
   const std::string out = out_of(r);
   if (!r.count("data") && !r.count("config")) fail("classifier train: --data SRC (or -c config) is required");
-  if (std::filesystem::exists(out) && !r.count("overwrite"))
-    fail("--out ", out, ": exists; pass --overwrite to replace it, or choose another --out");
+  // Before any training: --out names a file in an existing folder, and what is there already is
+  // an earlier classifier (a directory, a GAN checkpoint or any other file is refused, named).
+  io::check_output_path(out, metrics::classifier_output(), "--out");
+  if (std::error_code ec; std::filesystem::exists(std::filesystem::symlink_status(out, ec)) && !r.count("overwrite"))
+    fail("--out ", out, ": exists (a classifier); pass --overwrite to replace it, or choose another --out");
   set_threads(r);
   DataConfig dc;
   int64_t res = kDefaultResolution, ch = 0;

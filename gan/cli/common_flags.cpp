@@ -62,11 +62,28 @@ void add_out_option(cxxopts::Options& o, const std::string& what) {
 
 std::string out_of(const cxxopts::ParseResult& r) {
   if (!r.count("out")) fail(kMissingOut);
-  return r["out"].as<std::string>();
+  const std::string out = r["out"].as<std::string>();
+  // An empty path would only fail later, in the filesystem, as "Invalid argument".
+  if (out.empty()) fail("--out '': empty; expected the path to write to (--help says what is written there)");
+  return out;
 }
 
 void add_overwrite_option(cxxopts::Options& o, const std::string& what) {
   o.add_options()("overwrite", "--out may already hold " + what + ", which is replaced");
+}
+
+void add_standing_batches_option(cxxopts::Options& o) {
+  o.add_options()("standing-batches",
+                  "re-estimate the EMA generator's BN standing statistics over N batches (0: the checkpoint's; at "
+                  "most " + std::to_string(kMaxStandingBatches) + ", as train.ema_standing_batches)",
+                  cxxopts::value<int64_t>()->default_value("0"));
+}
+
+int64_t standing_batches_of(const cxxopts::ParseResult& r) {
+  const int64_t n = r["standing-batches"].as<int64_t>();
+  if (n < 0 || n > kMaxStandingBatches)
+    fail("--standing-batches ", n, ": expected 0..", kMaxStandingBatches, " (as train.ema_standing_batches)");
+  return n;
 }
 
 void add_batch_option(cxxopts::Options& o) {

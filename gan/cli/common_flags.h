@@ -50,6 +50,12 @@ int64_t batch_of(const cxxopts::ParseResult& r);
 void add_train_batch_option(cxxopts::Options& o);
 int64_t train_batch_of(const cxxopts::ParseResult& r, int64_t config_batch);
 
+// --standing-batches (sample, export): re-estimate the EMA generator's BN standing statistics
+// over N batches (default 0: the checkpoint's), 0..kMaxStandingBatches as
+// train.ema_standing_batches.
+void add_standing_batches_option(cxxopts::Options& o);
+int64_t standing_batches_of(const cxxopts::ParseResult& r);
+
 // -n, --count: a number of images (>= 0); `what` says which, `default_value` its default.
 void add_count_option(cxxopts::Options& o, const std::string& what, const std::string& default_value);
 int64_t count_of(const cxxopts::ParseResult& r);

@@ -20,8 +20,7 @@ int export_cmd(int argc, char** argv) {
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   if (!r.count("checkpoint")) fail("export: --checkpoint FILE is required");
-  const int64_t standing = r["standing-batches"].as<int64_t>();
-  if (standing < 0) fail("--standing-batches ", standing, ": expected >= 0");
+  const int64_t standing = standing_batches_of(r);
   const std::string out = out_of(r);
   sample::check_export_dir(out, "--out");  // before the checkpoint is read
   set_threads(r);

@@ -1,4 +1,5 @@
 // hamgan: class-conditional GANs with swappable global-context blocks.
+#include <csignal>
 #include <iostream>
 #include <string>
 
@@ -18,7 +19,16 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hamgan::keep_freed_memory_for_reuse();  // before the first tensor: core/host_allocator.h
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which every writer
+  // reports naming the file and removes its temporary; SIGXFSZ's default action kills the
+  // process without a word and leaves the temporary behind.
+  std::signal(SIGXFSZ, SIG_IGN);
+  try {
+    hamgan::keep_freed_memory_for_reuse();  // before the first tensor: core/host_allocator.h
+  } catch (const hamgan::Error& e) {
+    std::cerr << "hamgan: error: " << e.what() << "\n";
+    return 2;
+  }
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     usage();
     return argc < 2 ? 2 : 0;

@@ -25,9 +25,8 @@ namespace fs = std::filesystem;
 
 void add_generator_options(cxxopts::Options& o) {
   o.add_options()("checkpoint", "checkpoint file (ckpt_*.pt)", cxxopts::value<std::string>())(
-      "no-ema", "use G instead of the EMA generator")(
-      "standing-batches", "re-estimate the EMA generator's BN standing statistics over N batches (0: the checkpoint's)",
-      cxxopts::value<int64_t>()->default_value("0"));
+      "no-ema", "use G instead of the EMA generator");
+  add_standing_batches_option(o);
 }
 
 void add_sample_options(cxxopts::Options& o) {
@@ -43,7 +42,7 @@ sample::SamplerOptions sampler_options(const cxxopts::ParseResult& r) {
   s.truncation = r["truncation"].as<double>();
   sample::check_truncation(s.truncation);  // before any checkpoint is read
   s.ema = r.count("no-ema") == 0;
-  s.standing_batches = r["standing-batches"].as<int64_t>();
+  s.standing_batches = standing_batches_of(r);
   s.batch = batch_of(r);
   s.device = resolve_device(r["device"].as<std::string>(), "--device");
   return s;
@@ -70,6 +69,17 @@ void check_picture_paths(const cxxopts::ParseResult& r, const std::string& out) 
     seen.emplace_back(option + " " + path, abs);
     io::check_output_path(path, io::png_output(), option);
   }
+}
+
+// A training run's folder belongs to train: sample writes none of its files (its classes.txt
+// among them) and puts no class folders beside them, with --overwrite or without.
+void check_not_a_run_dir(const std::string& out) {
+  std::error_code ec;
+  for (const char* name : {"config.yaml", "checkpoints", "metrics.jsonl"})
+    if (fs::exists(fs::symlink_status(fs::path(out) / name, ec)))
+      fail("--out ", out, ": is a training run's folder (it holds ", name,
+           "); sample writes none of a run's files: choose a folder of its own (e.g. ",
+           (fs::path(out) / "sampled").string(), ")");
 }
 
 }  // namespace
@@ -108,6 +118,7 @@ int sample_cmd(int argc, char** argv) {
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   const std::string out = images ? r["out"].as<std::string>() : std::string();
   check_picture_paths(r, out);
+  if (images) check_not_a_run_dir(out);
   const std::string names = images ? sample::run_classes_file(checkpoint) : std::string();
   if (std::error_code ec; !names.empty() && fs::is_directory(out, ec))  // else prepare_output_dir creates it
     io::check_output_path((fs::path(out) / "classes.txt").string(), sample::classes_output(), "--out");

@@ -1,6 +1,9 @@
 // prepare_packed(): any source -> one packed file, multi-threaded, resumable.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -67,6 +70,16 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   if (fs::is_directory(opt.out))
     fail("--out ", opt.out, ": is a directory; expected the path of the packed file to write (e.g. ",
          (fs::path(opt.out) / "train.packed").string(), ")");
+  if (std::error_code ec; !fs::exists(fs::symlink_status(opt.out, ec))) {
+    // The file and its .partial are created beside it: a folder that takes no new file is
+    // named before the source is read, in its own words rather than a failed create's.
+    const fs::path dir = fs::path(opt.out).has_parent_path() ? fs::path(opt.out).parent_path() : fs::path(".");
+    if (!fs::is_directory(dir, ec))
+      fail("--out ", opt.out, ": its folder ", dir.string(), " does not exist (create it first)");
+    if (::access(dir.c_str(), W_OK) != 0)
+      fail("--out ", opt.out, ": its folder ", dir.string(), " is not writable (", std::strerror(errno),
+           "); nothing was written: make it writable or choose another --out");
+  }
   const auto data = open_dataset(dc, opt.resolution, opt.channels);
   const std::string source = source_path + "#" + source_fingerprint(*data);
   if (fs::exists(opt.out)) {
@@ -122,7 +135,8 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
   try {
     mapped = std::make_unique<MappedFile>(partial, true, l.total);
   } catch (const Error&) {
-    if (!resume) fs::remove(partial);  // nothing of ours in it: no sparse file left behind
+    std::error_code ec;  // the failure to create or reserve is the error to report, not this cleanup's
+    if (!resume) fs::remove(partial, ec);  // nothing of ours in it: no sparse file left behind
     throw;
   }
   MappedFile& m = *mapped;
