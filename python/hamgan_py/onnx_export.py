@@ -1,7 +1,9 @@
-"""ONNX export of a loaded generator via torch.onnx.export (opset 17)."""
+"""ONNX export of a loaded generator via torch.onnx.export: opset 17 under torch 1.x (its
+TorchScript exporter), 18 under torch 2.x, whose exporter writes opset-18 operators (Split's
+num_outputs among them) and, asked for 17, leaves them in a graph that onnxruntime refuses."""
 import torch
 
-OPSET = 17
+OPSET = 17 if int(torch.__version__.split(".")[0]) < 2 else 18
 
 
 class _Fixed(torch.nn.Module):
