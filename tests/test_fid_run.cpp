@@ -220,8 +220,8 @@ TEST(FidRun, KidOfNoMoreSamplesThanItsSubsetSizeHasNoSpread) {
   for (const auto& r : eval::read_run_scores(run)) EXPECT_TRUE(std::isfinite(r.value("kid")));
 }
 
-// scores.png is redrawn after each row: a scores.png that is not a PNG was refused with "nothing
-// was written" after the row had been appended. Now refused before any score: nothing is.
+// scores.png is redrawn after each row: a scores.png that is not a PNG is refused before any score,
+// so "nothing was written" is true (no row is appended to scores.csv).
 TEST(FidRun, AScoresPngItMayNotReplaceIsRefusedBeforeAnyRow) {
   const std::string run = fresh("run_png_taken");
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, test::tiny_checkpoint_yaml());

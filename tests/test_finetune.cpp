@@ -239,8 +239,8 @@ TEST(Finetune, AnotherContextTypeIsRefusedNamingTheKey) {
                        fresh_dir("finetune_classes_only"), log).iteration, 1);
 }
 
-// train.init_optimizer=true without train.init_from took nothing, silently: now a start-up
-// error naming both keys, with nothing written.
+// train.init_optimizer=true without train.init_from has nothing to take Adam's states from: a
+// start-up error naming both keys, with nothing written.
 TEST(Finetune, InitOptimizerWithoutInitFromIsAnError) {
   const std::string dir = fresh_dir("finetune_optimizer_alone");
   std::string log;

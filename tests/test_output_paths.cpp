@@ -260,3 +260,14 @@ TEST(DgapOutput, ReplacesOnlyAnEarlierDgapTable) {
       test::error_of([&] { test::run_cli(cli::dgap, "dgap", {"--run", earlier, "-n", "2", "--threads", "1"}); });
   expect_has(e, {"dgap: no checkpoints in " + earlier});
 }
+
+// A run whose data holds more classes than its model (the tiny 3-class checkpoint over
+// Fashion-MNIST's 10) is a named error before any scoring, not an index error inside D.
+TEST(DgapOutput, DataWithMoreClassesThanTheModelIsNamed) {
+  const RunFiles run = make_run("dgap_classes");
+  const auto before = snapshot(run.dir);
+  const std::string e =
+      test::error_of([&] { test::run_cli(cli::dgap, "dgap", {"--run", run.dir, "-n", "2", "--threads", "1"}); });
+  expect_has(e, {"has 10 classes but its model was trained with model.n_classes=3", run.dir + "/config.yaml"});
+  EXPECT_EQ(snapshot(run.dir), before);
+}

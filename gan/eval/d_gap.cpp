@@ -107,6 +107,12 @@ std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Dev
   if (!test)
     fail("dgap: the run's data (", cfg.data.path, ") has no test split to hold out; expected Fashion-MNIST's "
          "t10k files or CIFAR-10's test_batch.bin");
+  // D's projection has one embedding row per class: a label past them would index out of it.
+  const int64_t data_classes = static_cast<int64_t>(train->class_names().size());
+  if (data_classes > cfg.model.n_classes)
+    fail("dgap: the run's data (", cfg.data.path, ") has ", data_classes, " classes but its model was trained with "
+         "model.n_classes=", cfg.model.n_classes, "; expected the data the run trained on (data.path in ", run_dir,
+         "/config.yaml)");
   std::vector<DGapRow> rows;
   std::ostringstream csv;
   csv << kHeader << "\n";
