@@ -154,6 +154,17 @@ std::vector<std::string> temporaries_under(const std::string& dir) {
   return found;
 }
 
+// `hamgan COMMAND` run under the file-size limit (status and output in `log`): exit status 1, not
+// death by SIGXFSZ; its error names `file` and the limit; no temporary left under `out`.
+void expect_file_size_error(int status, const std::string& log, const std::string& command, const std::string& file,
+                            const std::string& out) {
+  const std::string said = test::read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (killed by SIGXFSZ?)\n" << said;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << said;
+  expect_names(said, {"hamgan " + command + ": error: ", file, "File too large: the file-size limit (ulimit -f) is reached"});
+  ASSERT_TRUE(fs::is_directory(out)) << said;
+  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{}) << said;
+}
 }  // namespace
 
 // `export` past the file-size limit: hamgan's own error naming the file and the limit (not a
@@ -164,13 +175,7 @@ TEST(WriteFailures, ExportPastTheFileSizeLimitIsAnErrorAndTheNextExportSucceeds)
   const std::string out = fresh_path("fsize_export");
   const std::string log = fresh_path("fsize_export_log") + ".log";
   const int status = hamgan_under_file_limit(4, {"export", "--checkpoint", ck, "--out", out, "--threads", "1"}, log);
-  const std::string said = test::read_text(log);
-  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (killed by SIGXFSZ?)\n" << said;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << said;
-  expect_names(said, {"hamgan export: error: ", out + "/model.safetensors",
-                      "File too large: the file-size limit (ulimit -f) is reached"});
-  ASSERT_TRUE(fs::is_directory(out)) << said;
-  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{}) << said;
+  expect_file_size_error(status, log, "export", out + "/model.safetensors", out);
   EXPECT_FALSE(fs::exists(out + "/model.safetensors"));
 
   // What a killed export leaves: a temporary of a process that is gone.
@@ -199,13 +204,7 @@ TEST(WriteFailures, TrainPastTheFileSizeLimitIsAnErrorAndLeavesNoTemporary) {
        "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1", "train.sample_every=0",
        "train.checkpoint_every=0", "train.device=cpu", "train.iterations=2"},
       log);
-  const std::string said = test::read_text(log);
-  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (killed by SIGXFSZ?)\n" << said;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << said;
-  expect_names(said, {"hamgan train: error: ", out + "/checkpoints/ckpt_000000002.pt",
-                      "File too large: the file-size limit (ulimit -f) is reached"});
-  ASSERT_TRUE(fs::is_directory(out)) << said;
-  EXPECT_EQ(temporaries_under(out), std::vector<std::string>{}) << said;
+  expect_file_size_error(status, log, "train", out + "/checkpoints/ckpt_000000002.pt", out);
 }
 
 // `prepare` into a folder it cannot write to says so (not a failed removal of a .partial that
