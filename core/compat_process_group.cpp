@@ -1,5 +1,14 @@
 #include "core/compat_process_group.h"
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <c10/util/Logging.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <functional>
 #include <future>
 #include <optional>
@@ -61,6 +70,31 @@ std::optional<T> within(std::chrono::milliseconds limit, std::function<T()> f) {
   return result.get();  // f's exception, if any
 }
 
+// Whether something at addr:port accepts a TCP connection within a second: after a store that
+// never answered, it tells a silent listener from a port where nothing listens (LibTorch 2.x
+// keeps retrying such a connect past the timeout).
+bool accepts_connections(const std::string& addr, int port) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool accepted = false;
+  for (addrinfo* a = found; a && !accepted; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      accepted = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof err;
+      accepted = poll(&p, 1, 1000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return accepted;
+}
+
 // LibTorch's message without its C++ backtrace ("Exception raised from ...").
 std::string without_backtrace(const std::exception& e) {
   const auto* c10 = dynamic_cast<const c10::Error*>(&e);
@@ -84,6 +118,14 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   // The store, and one query it answers at once: a store answers within moments, and connecting
   // has the timeout of its own; the margin keeps a connect that times out from reading as silence.
   std::optional<c10::intrusive_ptr<c10d::Store>> store;
+  // LibTorch 2.x logs each connect retry as a warning with the C++ backtrace of its exception;
+  // the outcome is this constructor's own error, so only LibTorch's errors are printed meanwhile.
+  const int log_level = FLAGS_caffe2_log_level;
+  FLAGS_caffe2_log_level = std::max(log_level, 2);
+  struct RestoreLogLevel {
+    int level;
+    ~RestoreLogLevel() { FLAGS_caffe2_log_level = level; }
+  } restore{log_level};
   try {
     store = within<c10::intrusive_ptr<c10d::Store>>(timeout + std::chrono::seconds(1), [addr, opts] {
       auto s = c10::make_intrusive<c10d::TCPStore>(addr, opts);
@@ -93,7 +135,10 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   } catch (const std::exception& e) {
     throw RendezvousError(without_backtrace(e), false);
   }
-  if (!store) throw RendezvousError("connected, but no TCPStore answered", true);
+  if (!store) {
+    if (accepts_connections(addr, port)) throw RendezvousError("connected, but no TCPStore answered", true);
+    throw RendezvousError("no store accepted the connection in time", false);
+  }
   impl_->store = *store;
   if (!key_prefix.empty()) impl_->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, impl_->store);
   try {
