@@ -43,6 +43,17 @@ using test::sample_error;
 
 std::string tiny_checkpoint(const std::string& name) { return test::tiny_checkpoint_in(fresh_path(name)); }
 
+// `prepare` of Debian's Fashion-MNIST at 32 px, one channel, into `out`, quietly.
+PrepareOptions fmnist32_prepare(const std::string& out) {
+  PrepareOptions po;
+  po.source = "/usr/share/datasets/fashion-mnist";
+  po.out = out;
+  po.resolution = 32;
+  po.channels = 1;
+  po.progress = false;
+  return po;
+}
+
 }  // namespace
 
 // A full disk while writing samples, a grid or statistics: an error naming the file, no
@@ -107,13 +118,7 @@ TEST(WriteFailures, APackedFileTheDiskCannotHoldIsAnErrorAndLeavesNothing) {
     signal(SIGXFSZ, SIG_IGN);
     rlimit lim{1 << 16, 1 << 16};
     setrlimit(RLIMIT_FSIZE, &lim);
-    PrepareOptions po;
-    po.source = "/usr/share/datasets/fashion-mnist";
-    po.out = out;
-    po.resolution = 32;
-    po.channels = 1;
-    po.progress = false;
-    const std::string e = test::error_of([&] { prepare_packed(po); });
+    const std::string e = test::error_of([&] { prepare_packed(fmnist32_prepare(out)); });
     return e.find(".partial") != std::string::npos && e.find("(no error)") == std::string::npos ? 0 : 1;
   }, false);
   EXPECT_EQ(rc, 0);
@@ -215,13 +220,7 @@ TEST(WriteFailures, PrepareIntoAReadOnlyFolderSaysTheFolderIsNotWritable) {
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   const int rc = in_child([&] {
-    PrepareOptions po;
-    po.source = "/usr/share/datasets/fashion-mnist";
-    po.out = out;
-    po.resolution = 32;
-    po.channels = 1;
-    po.progress = false;
-    const std::string e = test::error_of([&] { prepare_packed(po); });
+    const std::string e = test::error_of([&] { prepare_packed(fmnist32_prepare(out)); });
     std::fprintf(stderr, "prepare said: %s\n", e.c_str());
     const bool names_folder = e.find("--out " + out + ": its folder " + dir + " is not writable") != std::string::npos;
     return names_folder && e.find("remove") == std::string::npos ? 0 : 1;
