@@ -25,7 +25,8 @@ import os, torch
 print(torch.__version__, torch.version.cuda, os.path.dirname(torch.__file__), torch.utils.cmake_prefix_path)') ||
   { echo "gpu_build: $py cannot import torch" >&2; exit 1; }
 echo "gpu_build: PyTorch $torch_version (CUDA $torch_cuda) at $torch_prefix"
-args=(-DCMAKE_BUILD_TYPE=Release -DHAMGAN_PCH=ON)
+# Unity batches of 4: on 16 cores more batches build side by side than the 2-core default of 12.
+args=(-DCMAKE_BUILD_TYPE=Release -DHAMGAN_PCH=ON -DHAMGAN_UNITY_BATCH=4)
 command -v ninja > /dev/null && args+=(-G Ninja) || echo "gpu_build: no ninja on PATH: Makefiles"
 prefixes="$torch_prefix"
 roots=("$torch_prefix" "$(dirname "$torch_prefix")/nvidia")
