@@ -140,10 +140,16 @@ while IFS='|' read -r name cfg ovr; do
   fi
 done <<<"$MAIN
 $EXTRAS"
-# shellcheck disable=SC2086
-if diff <(timeout 60 "$bin" info -c "$SMOKE" --threads 1 $COMMON | sed -n '/^model:/,/^eval:/p') \
-        <(timeout 60 "$bin" info -c "$P/both_nmf.yaml" --threads 1 $COMMON | sed -n '/^model:/,/^eval:/p') \
-        >"$W/preset_diff.txt"; then
+# The resolved sections model..data of config $1, as `hamgan info --get SECTION` prints them.
+sections() {
+  local s
+  for s in model generator discriminator train data; do
+    echo "$s:"
+    # shellcheck disable=SC2086
+    timeout 60 "$bin" info -c "$1" --threads 1 $COMMON --get "$s" || return 1
+  done
+}
+if diff <(sections "$SMOKE") <(sections "$P/both_nmf.yaml") >"$W/preset_diff.txt"; then
   log "preset check: sagan.yaml + NMF in G and D resolves to the smoke preset exactly"
 else
   log "preset check: sagan.yaml + NMF differs from the smoke preset:"; cat "$W/preset_diff.txt"

@@ -18,7 +18,7 @@ outside, the Hamburger's decomposition in fp32.
 wall time of the timed steps over their count (one synchronisation at the end, as `hamgan bench
 train`), with the device time per step from CUDA events beside the host's enqueue time.
 --config CFG: G and D as hamgan builds them for CFG (resolution, channels, classes, context
-types, resolutions and Hamburger d, r, K), read from `hamgan info -c CFG`'s resolved config.
+types, resolutions and Hamburger d, r, K), read from `hamgan info -c CFG --get SECTION --json`.
 --json: one JSON line on stdout (images_per_s, ms_per_iteration, device_median_ms,
 host_median_ms, peak_mib, bound, params_g, params_d); the text lines go to stderr.
 
@@ -127,29 +127,27 @@ def models(arch):
 
 
 def resolved_config(hamgan, cfg):
-    """The resolved config `hamgan info -c CFG` prints (block YAML of scalars after its '#' lines,
-    up to the first blank line), as {"section.key": "value"}; no YAML module needed."""
-    try:
-        run = subprocess.run([hamgan, "info", "-c", cfg], capture_output=True, text=True)
-    except OSError as e:
-        raise SystemExit(f"--hamgan {hamgan}: cannot run it to resolve --config {cfg} ({e})")
-    if run.returncode != 0:
-        raise SystemExit(f"--config {cfg}: `{hamgan} info -c {cfg}` failed: "
-                         + (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[-1])
-    text = run.stdout
-    flat, path = {}, []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            continue
-        if not line.strip():
-            break
-        depth = (len(line) - len(line.lstrip(" "))) // 2
-        key, _, value = line.strip().partition(":")
-        del path[depth:]
-        if value.strip():
-            flat[".".join(path + [key])] = value.strip().strip('"')
+    """The sections of hamgan's resolved config that the model needs, each from
+    `hamgan info -c CFG --get SECTION --json`, as {"section.key": "value"} (values as strings)."""
+    flat = {}
+
+    def walk(prefix, node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(f"{prefix}.{k}", v)
         else:
-            path.append(key)
+            flat[prefix] = node
+
+    for section in ("model", "generator", "discriminator", "train"):
+        cmd = [hamgan, "info", "-c", cfg, "--get", section, "--json"]
+        try:
+            run = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            raise SystemExit(f"--hamgan {hamgan}: cannot run it to resolve --config {cfg} ({e})")
+        if run.returncode != 0:
+            raise SystemExit(f"--config {cfg}: `{' '.join(cmd)}` failed: "
+                             + (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[-1])
+        walk(section, json.loads(run.stdout))
     return flat
 
 

@@ -33,20 +33,26 @@ if [ "${REUSE_FAKE:-0}" = 1 ]; then reuse=(--reuse-fake); hreuse=(train.reuse_fa
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# run TAG MODULE COMMAND...: the command's output prefixed with "TAG MODULE:", kept for the
-# table; a failed run is reported and leaves its cell empty rather than ending the whole set.
+# run TAG MODULE COMMAND...: the command's JSON object (stdout; its text goes to stderr), shown
+# and kept for the table as TAG<tab>MODULE<tab>JSON; a failed run is reported and leaves its cell
+# empty rather than ending the whole set.
 run() {
-  local tag=$1 m=$2
+  local tag=$1 m=$2 json
   shift 2
-  "$@" | sed -u "s/^/$tag $m: /" | tee -a "$log" || echo "$tag $m: FAILED (exit ${PIPESTATUS[0]})" | tee -a "$log"
+  if json=$("$@"); then
+    echo "$tag $m: $json"
+    printf '%s\t%s\t%s\n' "$tag" "$m" "$json" >>"$log"
+  else
+    echo "$tag $m: FAILED (exit $?)"
+  fi
 }
 for round in $(seq "${REPEAT:-1}"); do
   for m in ${modules//,/ }; do
     run eager "$m" "$py" scripts/bench_torch_eager.py --context "$m" --threads "$threads" \
-      --iters "$iters" --warmup 2 --amp auto --channels-last "${reuse[@]}"
+      --iters "$iters" --warmup 2 --amp auto --channels-last "${reuse[@]}" --json
     if [ "$compile" != 0 ]; then
       run compile "$m" "$py" scripts/bench_torch_eager.py --context "$m" --threads "$threads" \
-        --iters "$iters" --warmup 2 --amp auto --channels-last --compile "${reuse[@]}"
+        --iters "$iters" --warmup 2 --amp auto --channels-last --compile "${reuse[@]}" --json
     fi
     run hamgan "$m" "$build/hamgan" bench train --config configs/fmnist32_sagan.yaml \
       --threads "$threads" --iters "$iters" --warmup 2 generator.context.type="$m" \
@@ -54,35 +60,24 @@ for round in $(seq "${REPEAT:-1}"); do
   done
 done
 
-# The images/s figure of each result line (hamgan's JSON "images_per_s", the eager script's
-# "..., 1234.5 images/s"), median over the rounds.
+# The images_per_s of each run's JSON, median over the rounds.
 echo
-awk -v modules="$modules" '
-  function median(s,   v, n, i, j, t) {
-    n = split(s, v, " ")
-    if (n == 0) return ""
-    for (i = 2; i <= n; i++)
-      for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-  }
-  function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "-" }
-  function cell(x) { return x == "" ? "-" : sprintf("%.1f", x) }
-  match($0, /"images_per_s": [0-9.eE+-]+/) {
-    m = $2; sub(/:$/, "", m)
-    vals[$1, m] = vals[$1, m] " " substr($0, RSTART + 16, RLENGTH - 16)
-    next
-  }
-  {
-    for (i = 2; i <= NF; i++)
-      if ($i == "images/s") { m = $2; sub(/:$/, "", m); vals[$1, m] = vals[$1, m] " " $(i - 1) }
-  }
-  END {
-    print "| module | hamgan img/s | eager img/s | compile img/s | hamgan/eager | hamgan/compile |"
-    print "|---|---:|---:|---:|---:|---:|"
-    n = split(modules, mods, ",")
-    for (k = 1; k <= n; k++) {
-      m = mods[k]
-      h = median(vals["hamgan", m]); e = median(vals["eager", m]); c = median(vals["compile", m])
-      printf "| %s | %s | %s | %s | %s | %s |\n", m, cell(h), cell(e), cell(c), ratio(h, e), ratio(h, c)
-    }
-  }' "$log"
+python3 - "$log" "$modules" <<'PY'
+import json, statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    tag, module, obj = line.rstrip("\n").split("\t", 2)
+    vals.setdefault((tag, module), []).append(json.loads(obj)["images_per_s"])
+def median(tag, module):
+    v = vals.get((tag, module))
+    return statistics.median(v) if v else None
+def cell(x):
+    return "-" if x is None else f"{x:.1f}"
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "-"
+print("| module | hamgan img/s | eager img/s | compile img/s | hamgan/eager | hamgan/compile |")
+print("|---|---:|---:|---:|---:|---:|")
+for m in sys.argv[2].split(","):
+    h, e, c = median("hamgan", m), median("eager", m), median("compile", m)
+    print(f"| {m} | {cell(h)} | {cell(e)} | {cell(c)} | {ratio(h, e)} | {ratio(h, c)} |")
+PY

@@ -43,7 +43,9 @@ one() {  # train (or resume) and score one run; the log goes to OUT/NAME.log
   "$build/hamgan" train --config "$config" --out "$dir" --threads 1 train.iterations="${ITERS:-6000}" \
     generator.context.type="$m" "${extra[@]}" "${OVERRIDES[@]}" >> "$dir.log" 2>&1
   "$build/hamgan" fid --real "$real" --run "$dir" --features "$clf" -n "${N:-1000}" --threads 1 >> "$dir.log" 2>&1
-  echo "compare_modules: $name done ($(tail -n 1 "$dir/scores.csv" | cut -d, -f1,5,8))"
+  echo "compare_modules: $name done ($(python3 -c 'import csv, sys
+row = list(csv.DictReader(open(sys.argv[1])))[-1]  # scores.csv read by its header, the last checkpoint
+print(", ".join(k + " " + row.get(k, "-") for k in ("iteration", "fid", "class_acc")))' "$dir/scores.csv"))"
 }
 
 OVERRIDES=("$@")

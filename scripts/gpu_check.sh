@@ -102,8 +102,7 @@ sw=()
 for key in "${switches[@]}"; do sw+=(--switch "$key"); done
 [ "$mode" = dry ] || mkdir -p "$sp"
 speed_table() {
-  [ "$mode" = dry ] || "$py" scripts/speed_table.py "$sp" "${speed_cfgs[@]}" "${sw[@]}" --info "$out/logs" \
-    > "$out/speed.md" 2>&1
+  [ "$mode" = dry ] || "$py" scripts/speed_table.py "$sp" "${speed_cfgs[@]}" "${sw[@]}" > "$out/speed.md" 2>&1
 }
 for cfg in "${speed_cfgs[@]}"; do
   step "info_$cfg" 30 0 "$bin" info -c "configs/$cfg.yaml"
@@ -157,9 +156,13 @@ common=(train.device=cuda train.channels_last=true train.checkpoint_every=20 tra
 run=$out/train
 step train 120 1 "$bin" train -c configs/fmnist32_hamgan.yaml --out "$run" "${common[@]}" train.amp=true train.iterations=40
 quote train "it/s|speed after" 2
+# Resumed, by the run's metrics.jsonl (appended by each session): the second session's reports
+# continue the first's (50, 60 after 40); a fresh start would report 10, 20, ... again.
 step resume 90 1 "$bin" train -c configs/fmnist32_hamgan.yaml --out "$run" "${common[@]}" train.amp=true train.iterations=60 && [ "$mode" = run ] &&
-  { grep -q "resuming from" "$out/logs/resume.txt" && note "    resumed from the iteration-40 checkpoint" ||
-    note "    FAILED: the second run did not resume"; }
+  { "$py" -c 'import json, sys
+its = [r["iteration"] for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "iteration" in r]
+sys.exit(0 if 40 in its and its[-1] == 60 and its == sorted(set(its)) else 1)' "$run/metrics.jsonl" &&
+    note "    resumed from the iteration-40 checkpoint" || note "    FAILED: the second run did not resume"; }
 
 # 6. bf16 against fp32: the same 100 iterations (seed, data); the mean losses of the last 50
 #    should agree to a few percent (the trajectories part at the first rounding difference).

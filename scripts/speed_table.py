@@ -11,15 +11,14 @@ wrote into DIR, per config a row for each of
 TFLOP/s of the train loop and eager torch rows: their images/s times the FLOPs per image of the
 config's bench row (`hamgan info`'s count, gan/train/step_cost.h), the same model. A row without
 its file (step failed, skipped or cut by the deadline) says so. Under the table, per config: eager
-torch against bench, and the eager model's parameters against `hamgan info`'s (--info DIR holds
-info_CFG.txt; its "parameters:" line is the only place hamgan prints them).
+torch against bench, and the eager model's parameters against bench's (params_g, params_d in both
+JSON objects).
 
-  speed_table.py DIR CONFIG... [--switch KEY]... [--settle N] [--info DIR]
+  speed_table.py DIR CONFIG... [--switch KEY]... [--settle N]
 """
 import argparse
 import json
 import os
-import re
 
 
 def load_json(path):
@@ -56,17 +55,6 @@ def train_speed(path, settle):
             "iterations": f"{base['iteration']}-{last['iteration']}"}
 
 
-def hamgan_params(info_dir, cfg):
-    if not info_dir:
-        return None
-    try:
-        with open(os.path.join(info_dir, f"info_{cfg}.txt")) as f:
-            m = re.search(r"^parameters: G ([\d,]+), D ([\d,]+)", f.read(), re.M)
-    except OSError:
-        return None
-    return (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))) if m else None
-
-
 def num(v, fmt):
     if v is None:
         return "-"
@@ -79,7 +67,7 @@ def steps_cell(r):
     return f"{r['host_median_ms']:.1f} / {r['device_median_ms']:.1f} ({r.get('bound', '?')})"
 
 
-def table(d, configs, switches, settle, info_dir):
+def table(d, configs, switches, settle):
     out = ["| config | what | images/s | TFLOP/s | peak MiB | host / device ms per step (bound) |",
            "|---|---|---:|---:|---:|---|"]
     notes = []
@@ -117,12 +105,12 @@ def table(d, configs, switches, settle, info_dir):
                        f"{steps_cell(e)} |")
             if bench:
                 notes.append(f"- {cfg}: hamgan bench / eager torch = {bench['images_per_s'] / e['images_per_s']:.2f}")
-            hp = hamgan_params(info_dir, cfg)
+            hp = (bench.get("params_g"), bench.get("params_d")) if bench else (None, None)
             ep = (e.get("params_g"), e.get("params_d"))
-            if hp:
+            if None not in hp and None not in ep:
                 verdict = "the same" if hp == ep else "DIFFERENT: the two models differ"
                 notes.append(f"- {cfg}: parameters G {ep[0]:,} / D {ep[1]:,} eager, G {hp[0]:,} / D {hp[1]:,} "
-                             f"hamgan info: {verdict}")
+                             f"hamgan bench: {verdict}")
         else:
             missing("eager torch")
     return "\n".join(out + ([""] + notes if notes else [])) + "\n"
@@ -134,11 +122,10 @@ def main():
     p.add_argument("configs", nargs="+")
     p.add_argument("--switch", action="append", default=[], help="a bench switch (train.folded_convs)")
     p.add_argument("--settle", type=int, default=10, help="train loop: first iteration of the timed span")
-    p.add_argument("--info", default=None, help="folder with hamgan info's info_CFG.txt")
     a = p.parse_args()
     if not os.path.isdir(a.dir):
         p.error(f"{a.dir}: no such folder (the speed steps' JSON)")
-    print(table(a.dir, a.configs, a.switch, a.settle, a.info), end="")
+    print(table(a.dir, a.configs, a.switch, a.settle), end="")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@
 #include "gan/bench/op_profile.h"
 #include "gan/bench/train_bench.h"
 #include "gan/cli/commands.h"
+#include "gan/models/discriminator.h"
+#include "gan/models/generator.h"
+#include "gan/models/trace.h"
 #include "gan/train/trainer.h"
 #include "support/cli.h"
 #include "support/tiny_run.h"
@@ -126,19 +129,26 @@ TEST(TrainBench, StepTimesAndPhasesAgree) {
 }
 
 // `bench train --json`: one JSON object that Python's own parser reads, with the figures a
-// script needs (scripts read it instead of the text).
+// script needs (scripts read it instead of the text), among them the parameters of G and D as
+// a freshly built model of the config has them (what `hamgan info` counts).
 TEST(TrainBench, JsonIsOneObjectPythonReads) {
   const std::string dir = test::created_dir("bench", "json");
   const std::string cfg = std::string(std::getenv("HAMGAN_SOURCE_DIR")) + "/configs/fmnist32_sagan.yaml";
-  const std::string out = test::run_cli(cli::bench, "bench",
-                                        {"train", "-c", cfg, "--iters", "2", "--warmup", "1", "--json", "--profile", "--threads", "1",
-                                         "generator.ch=4", "discriminator.ch=4", "train.batch_size=4"});
+  const std::vector<std::string> overrides = {"generator.ch=4", "discriminator.ch=4", "train.batch_size=4"};
+  std::vector<std::string> args = {"train", "-c", cfg, "--iters", "2", "--warmup", "1", "--json", "--profile", "--threads", "1"};
+  args.insert(args.end(), overrides.begin(), overrides.end());
+  const std::string out = test::run_cli(cli::bench, "bench", args);
+  const Config c = load_config(cfg, overrides);
+  const int64_t params_g = count_params(*Generator(c.model, c.generator));
+  const int64_t params_d = count_params(*Discriminator(c.model, c.discriminator));
   const std::string json = dir + "/bench.json";
   std::ofstream(json) << out;
   const std::string py = "import json,sys\nd=json.load(open(sys.argv[1]))\n"
                          "assert d['iters']==2 and d['batch']==4 and d['bound']=='cpu', d\n"
                          "assert abs(d['images_per_s']-d['batch']*d['n_dis']*1000/d['ms_per_iteration'])<1e-3*d['images_per_s'], d\n"
                          "assert [p['phase'] for p in d['phases']][0]=='real batch and latents', d\n"
+                         "assert (d['params_g'], d['params_d'])==(" + std::to_string(params_g) + ", " +
+                         std::to_string(params_d) + "), d\n"
                          "print('ok')\n";
   std::ofstream(dir + "/check.py") << py;
   const std::string cmd = "/usr/bin/python3 " + dir + "/check.py " + json + " 2>&1";

@@ -15,6 +15,7 @@
 #include "gan/bench/device_profile.h"
 #include "gan/bench/op_profile.h"
 #include "gan/data/synthetic.h"
+#include "gan/models/trace.h"
 #include "gan/train/step_cost.h"
 #include "gan/train/trainer.h"
 #include "io/output_path.h"
@@ -153,7 +154,9 @@ void print_result(const Config& cfg, const Trainer& t, const TrainBenchResult& r
   if (r.peak_mib >= 0) std::printf("peak CUDA memory allocated: %.0f MiB\n", r.peak_mib);
 }
 
-std::string result_json(const Config& cfg, const Trainer& t, const TrainBenchResult& r,
+// The figures of print_result, and the parameter counts of G and D (as bench_torch_eager.py's
+// params_g/params_d, for scripts/speed_table.py to see that both time the same model).
+std::string result_json(const Config& cfg, Trainer& t, const TrainBenchResult& r,
                         const std::vector<PhaseTime>& phases) {
   std::ostringstream o;
   o.precision(6);
@@ -162,7 +165,8 @@ std::string result_json(const Config& cfg, const Trainer& t, const TrainBenchRes
     << ", \"batch\": " << r.batch << ", \"n_dis\": " << r.n_dis << ", \"iters\": " << r.iters
     << ", \"warmup\": " << r.warmup << ", \"ms_per_iteration\": " << r.wall_ms
     << ", \"device_median_ms\": " << r.device_median_ms << ", \"host_median_ms\": " << r.host_median_ms
-    << ", \"images_per_s\": " << r.images_per_s << ", \"tflops\": " << r.tflops << ", \"peak_mib\": ";
+    << ", \"images_per_s\": " << r.images_per_s << ", \"tflops\": " << r.tflops
+    << ", \"params_g\": " << count_params(*t.g()) << ", \"params_d\": " << count_params(*t.d()) << ", \"peak_mib\": ";
   if (r.peak_mib >= 0)
     o << r.peak_mib;
   else

@@ -2,7 +2,10 @@
 // hamgan fid --real ref.npz|DIR|SRC --fake DIR [--metrics L | --all]
 // hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--metrics L | --all]   (samples, no files written)
 // hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (scores.csv + scores.png)
-// The flags become an evaluation spec (gan/eval/eval_spec.h); what each form does: gan/eval/evaluate.h.
+// The flags fill an evaluation request, which build_eval_spec makes the spec (gan/eval/eval_spec.h);
+// what each form does: gan/eval/evaluate.h.
+#include <utility>
+
 #include "core/device.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/evaluate.h"
@@ -35,20 +38,22 @@ std::string text(const cxxopts::ParseResult& r, const std::string& key) {
   return r.count(key) ? r[key].as<std::string>() : std::string();
 }
 
-// The settings every form shares.
-eval::EvalSettings common_settings(const cxxopts::ParseResult& r) {
-  eval::EvalSettings j;
-  j.features = text(r, "features"), j.inception = text(r, "inception"), j.inception_config = text(r, "config");
-  j.resize = r["resize"].as<std::string>();
-  j.channels_last = r.count("channels-last") > 0;
-  j.device = resolve_device(r["device"].as<std::string>(), "--device");
-  j.batch = r["batch"].as<int64_t>();
-  j.n = r["n"].as<int64_t>();
-  j.format = format_of(r);
-  if (r.count("resolution")) j.resolution = r["resolution"].as<int64_t>();
-  j.channels = r["channels"].as<int64_t>();
-  j.workers = static_cast<int>(workers_of(r));
-  return j;
+// The request of `form` with the settings every form shares; the flag names are the request's
+// defaults.
+eval::EvalRequest common_request(const cxxopts::ParseResult& r, eval::EvalForm form) {
+  eval::EvalRequest q;
+  q.form = std::move(form);
+  q.features.value = text(r, "features"), q.inception = text(r, "inception"), q.inception_config = text(r, "config");
+  q.resize = r["resize"].as<std::string>();
+  q.channels_last = r.count("channels-last") > 0;
+  q.device = resolve_device(r["device"].as<std::string>(), "--device");
+  q.batch.value = r["batch"].as<int64_t>();
+  q.n.value = r["n"].as<int64_t>();
+  q.format = format_of(r);
+  if (r.count("resolution")) q.resolution.value = r["resolution"].as<int64_t>();
+  q.channels.value = r["channels"].as<int64_t>();
+  q.workers.value = r["workers"].as<int64_t>();
+  return q;
 }
 
 int stats(int argc, char** argv) {
@@ -62,11 +67,10 @@ int stats(int argc, char** argv) {
   const std::string images = text(*parsed, "images"), data = text(*parsed, "data"), out = out_of(*parsed);
   if (images.empty() == data.empty()) fail("fid stats: one of --images DIR or --data SRC is required");
   using From = eval::MakeReference::From;
-  const eval::EvalSpec spec{eval::MakeReference{images.empty() ? From::DataSource : From::ImageDir,
-                                                images.empty() ? data : images, out},
-                            common_settings(*parsed)};
+  const eval::EvalRequest q = common_request(
+      *parsed, eval::MakeReference{images.empty() ? From::DataSource : From::ImageDir, images.empty() ? data : images, out});
   set_threads(*parsed);
-  eval::evaluate(spec);
+  eval::evaluate(eval::build_eval_spec(q));
   return 0;
 }
 
@@ -94,21 +98,21 @@ int fid(int argc, char** argv) {
   const cxxopts::ParseResult& r = *parsed;
   // The form: exactly one of --fake, --checkpoint, --run.
   const std::string fake = text(r, "fake"), checkpoint = text(r, "checkpoint"), run = text(r, "run");
-  eval::EvalSpec spec;
   if (text(r, "real").empty() || int(!fake.empty()) + int(!checkpoint.empty()) + int(!run.empty()) != 1)
     fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
-  if (!fake.empty()) spec.form = eval::ScoreFolder{fake};
-  else if (!checkpoint.empty()) spec.form = eval::ScoreCheckpoint{checkpoint};
-  else spec.form = eval::ScoreRun{run};
-  eval::EvalSettings& j = spec.settings;
-  j = common_settings(r);
-  j.real = text(r, "real");
-  j.real_n = r["real-n"].as<int64_t>();
+  eval::EvalForm form;
+  if (!fake.empty()) form = eval::ScoreFolder{fake};
+  else if (!checkpoint.empty()) form = eval::ScoreCheckpoint{checkpoint};
+  else form = eval::ScoreRun{run};
+  eval::EvalRequest q = common_request(r, std::move(form));
+  q.real.value = text(r, "real");
+  q.real_n.value = r["real-n"].as<int64_t>();
   if (r.count("all") && r.count("metrics")) fail("--all and --metrics: give one of them");
-  j.metrics = r.count("all") ? metrics::every_table_metric() : eval::parse_metrics(r["metrics"].as<std::string>(), "--metrics");
-  j.all_metrics = r.count("all") > 0;
-  j.quantize = r.count("no-quantize") == 0;
-  if (fake.empty()) j.sampler = sampler_options(r);
+  q.metrics.value = r["metrics"].as<std::string>();
+  q.all_metrics = r.count("all") > 0;
+  q.quantize = r.count("no-quantize") == 0;
+  if (fake.empty()) q.sampler = sampler_options(r);  // --fake draws nothing: its flags unread
+  const eval::EvalSpec spec = eval::build_eval_spec(q);
   set_threads(r);
   eval::evaluate(spec);
   return 0;

@@ -5,23 +5,43 @@
 
 namespace hamgan::eval {
 
+EvalSpec build_eval_spec(const EvalRequest& r) {
+  EvalSpec spec;
+  spec.form = r.form;
+  EvalSettings& s = spec.settings;
+  EvalKeys& k = s.keys;
+  s.real = r.real.value, k.real = r.real.key;
+  s.features = r.features.value, k.features = r.features.key;
+  s.format = r.format;
+  s.inception = r.inception, s.inception_config = r.inception_config, s.resize = r.resize;
+  s.channels_last = r.channels_last;
+  s.device = r.device;
+  s.batch = r.batch.value, k.batch = r.batch.key;
+  s.n = r.n.value, k.n = r.n.key;
+  s.real_n = r.real_n.value, k.real_n = r.real_n.key;
+  s.resolution = r.resolution.value, k.resolution = r.resolution.key;
+  s.channels = r.channels.value, k.channels = r.channels.key;
+  s.workers = r.workers.value, k.workers = r.workers.key;
+  s.metrics = r.all_metrics ? metrics::every_table_metric() : parse_metrics(r.metrics.value, r.metrics.key);
+  s.all_metrics = r.all_metrics;
+  k.metrics = r.metrics.key;
+  s.quantize = r.quantize;
+  s.sampler = r.sampler;
+  s.sampler.device = r.device;
+  return spec;
+}
+
 EvalSpec eval_spec_from_config(const Config& cfg, const std::string& run_dir) {
   const EvalConfig& e = cfg.eval;
-  EvalSpec spec;
-  spec.form = ScoreRun{run_dir, /*while_training=*/true};
-  EvalSettings& s = spec.settings;
-  s.features = e.features;
-  s.real = e.real.empty() ? cfg.data.path : e.real;
-  if (e.real.empty()) s.format = cfg.data.format;
-  s.device = train_device(word_of(cfg.train.device, kDeviceWords));
-  s.sampler.device = s.device;
-  s.n = e.n;  // samples, and at most as many real images (real_n 0)
-  s.metrics = parse_metrics(e.metrics, "eval.metrics");
-  s.keys.real = e.real.empty() ? "data.path" : "eval.real";
-  s.keys.features = "eval.features";
-  s.keys.metrics = "eval.metrics";
-  s.keys.n = "eval.n";
-  return spec;
+  EvalRequest r;
+  r.form = ScoreRun{run_dir, /*while_training=*/true};
+  r.features = {e.features, "eval.features"};
+  r.real = e.real.empty() ? Given<std::string>{cfg.data.path, "data.path"} : Given<std::string>{e.real, "eval.real"};
+  if (e.real.empty()) r.format = cfg.data.format;
+  r.device = train_device(word_of(cfg.train.device, kDeviceWords));
+  r.n = {e.n, "eval.n"};  // samples, and at most as many real images (real_n 0)
+  r.metrics = {e.metrics, "eval.metrics"};
+  return build_eval_spec(r);
 }
 
 void check_settings(const EvalSettings& s) {

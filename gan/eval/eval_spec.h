@@ -1,8 +1,9 @@
 // What one evaluation is: its form (what is scored, or the reference statistics made) and the
 // settings every form shares (feature network, reference, counts, metrics, batch, sampling).
-// `hamgan fid` builds it from its flags (gan/cli/fid.cpp), the in-training scorer from the
-// config's eval: section (eval_spec_from_config); gan/eval/evaluate.h runs it. Each setting
-// carries the name of the flag or key that gave it, so an error names what the user wrote.
+// One builder makes it (build_eval_spec) from an EvalRequest, which `hamgan fid` fills from its
+// flags (gan/cli/fid.cpp) and the in-training scorer from the config's eval: section
+// (eval_spec_from_config); gan/eval/evaluate.h runs it. Each setting carries the name of the
+// flag or key that gave it, so an error names what the user wrote.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -32,10 +33,9 @@ struct MakeReference {  // reference statistics (.npz) of an image directory or 
 };
 using EvalForm = std::variant<ScoreCheckpoint, ScoreRun, ScoreFolder, MakeReference>;
 
-// The flag or config key that set each setting, for messages.
+// The flag or config key that set each setting, for messages (build_eval_spec fills them).
 struct EvalKeys {
-  std::string real = "--real", features = "--features", metrics = "--metrics", n = "-n", real_n = "--real-n";
-  std::string resolution = "--resolution", channels = "--channels", batch = "--batch", workers = "--workers";
+  std::string real, features, metrics, n, real_n, resolution, channels, batch, workers;
 };
 
 struct EvalSettings {
@@ -55,7 +55,7 @@ struct EvalSettings {
   int64_t real_n = 0;  // scoring samples: real images (0: as many as samples, or all if fewer)
   std::optional<int64_t> resolution;  // data sources read at this size (default: the classifier's, the GAN's, 32)
   int64_t channels = 0;               // 0: the classifier's, else 1 for fmnist, else 3
-  int workers = 2;
+  int64_t workers = 2;
   // Scores.
   MetricSet metrics;         // registry names; fid always
   bool all_metrics = false;  // every metric that this network and reference allow, not an error for the rest
@@ -69,9 +69,39 @@ struct EvalSpec {
   EvalSettings settings;
 };
 
-// The in-training scorer's evaluation of the run in `run_dir`: eval.features, eval.real (else the
-// training data, read as the GAN's images), eval.n samples and real images, eval.metrics, on the
-// training device; errors name those keys.
+// A setting as the user gave it: its value and the flag or config key that gave it.
+template <class T>
+struct Given {
+  T value;
+  std::string key;
+};
+
+// What is asked, as given: by `hamgan fid`'s flags (the defaults are theirs, and so are the
+// names) or by the config's eval: section. The metric list is still text, read by the builder.
+struct EvalRequest {
+  EvalForm form;
+  Given<std::string> real{"", "--real"}, features{"", "--features"};
+  DataFormat format = DataFormat::Auto;
+  std::string inception, inception_config, resize = "torch";
+  bool channels_last = false;
+  torch::Device device = torch::kCPU;
+  Given<int64_t> batch{50, "--batch"}, n{0, "-n"}, real_n{0, "--real-n"}, channels{0, "--channels"};
+  Given<int64_t> workers{2, "--workers"};
+  Given<std::optional<int64_t>> resolution{std::nullopt, "--resolution"};
+  Given<std::string> metrics{"fid", "--metrics"};  // a comma list of registry names
+  bool all_metrics = false;  // --all: every table metric, the list unread
+  bool quantize = true;
+  sample::SamplerOptions sampler;  // of drawn samples; its device is `device`
+};
+
+// The one builder of an EvalSpec: the request's values, each with the name that gave it, and
+// the metric list read (errors naming its flag or key). Ranges are check_settings' (run by
+// check_request, before anything is read).
+EvalSpec build_eval_spec(const EvalRequest& r);
+
+// The in-training scorer's request for the run in `run_dir`, built: eval.features, eval.real
+// (else the training data, read as the GAN's images), eval.n samples and real images,
+// eval.metrics, on the training device; errors name those keys.
 EvalSpec eval_spec_from_config(const Config& cfg, const std::string& run_dir);
 
 // Fails on settings no form can use (negative counts, a zero batch, a resolution or channel count

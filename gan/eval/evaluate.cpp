@@ -77,24 +77,14 @@ MetricScope metric_scope(const EvalSpec& spec) {
   return s;
 }
 
-namespace {
-
-// The folder of a ScoreFolder spec ("" for the other forms).
-std::string fake_dir(const EvalSpec& spec) {
-  const auto* f = std::get_if<ScoreFolder>(&spec.form);
-  return f ? f->dir : std::string();
-}
-
-}  // namespace
-
 void check_request(const EvalSpec& spec) {
   const EvalSettings& j = spec.settings;
   check_settings(j);
   if (std::holds_alternative<MakeReference>(spec.form)) return;
-  const std::string fake = fake_dir(spec);
+  const auto* folder = std::get_if<ScoreFolder>(&spec.form);
   const MetricScope scope = metric_scope(spec);
   if (!j.all_metrics) check_metrics_possible(j.metrics, scope);
-  if (j.real_n > 0 && !fake.empty())
+  if (j.real_n > 0 && folder)
     fail("--real-n ", j.real_n, ": only with --checkpoint or --run; with --fake, -n chooses the images of both "
          "--real and --fake");
   if (j.real_n > 0 && is_npz(j.real))
@@ -109,8 +99,8 @@ void check_request(const EvalSpec& spec) {
     if (image_dir_without_classes(j.real, j.format))
       fail(j.keys.metrics, " ", by_class, ": compares each class's real and fake images, and ", j.keys.real, " ", j.real,
            " has no class directories; give a data source or a folder with one directory per class, or drop ", by_class);
-    if (!fake.empty() && fake_dir_without_classes(fake))
-      fail("--metrics ", by_class, ": compares each class's real and fake images, and --fake ", fake,
+    if (folder && fake_dir_without_classes(folder->dir))
+      fail(j.keys.metrics, " ", by_class, ": compares each class's real and fake images, and --fake ", folder->dir,
            " has no class directories (`hamgan sample` writes one per class), or drop ", by_class);
   }
 }
@@ -162,7 +152,7 @@ metrics::Features features_of(const std::string& dir, const metrics::FeatureNet&
   const auto files = chosen_images(dir, j.n, /*at_most=*/false, /*seed=*/0, described);
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
-      net, metrics::image_batches(files, net, j.batch, j.workers), want_logits);
+      net, metrics::image_batches(files, net, j.batch, static_cast<int>(j.workers)), want_logits);
   f.labels = folder_labels(dir, files);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << dir << ": " << files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
@@ -200,7 +190,7 @@ metrics::Features fake_features(const std::string& dir, const FakeImages& fake, 
                                 const EvalSettings& j, bool want_logits) {
   const auto t0 = std::chrono::steady_clock::now();
   metrics::Features f = metrics::extract_features(
-      net, metrics::image_batches(fake.files, net, j.batch, j.workers), want_logits);
+      net, metrics::image_batches(fake.files, net, j.batch, static_cast<int>(j.workers)), want_logits);
   f.labels = fake.labels;
   const double s = seconds_since(t0);
   std::cerr << dir << ": " << fake.files.size() << " images in " << std::fixed << std::setprecision(2) << s << " s ("
@@ -222,7 +212,7 @@ ReferenceOptions reference_options(const EvalSettings& j, int64_t n, const Confi
   o.channels = j.channels;
   if (o.channels == 0 && clf) o.channels = clf->info().options.channels;
   o.batch = j.batch;
-  o.workers = j.workers;
+  o.workers = static_cast<int>(j.workers);
   return o;
 }
 
@@ -242,7 +232,7 @@ std::function<metrics::MetricValue()> cas_of(const EvalSettings& j, const Checkp
     const std::string split = test ? "test split" : "images";
     if (!test) test = open_dataset(dc, res, ch);
     ClassifierTrainOptions opt;
-    opt.workers = j.workers;
+    opt.workers = static_cast<int>(j.workers);
     const CasResult c = classification_accuracy_score(s, n, test, opt, std::cerr);
     metrics::MetricValue v;
     v.value = c.accuracy;
@@ -261,62 +251,39 @@ std::function<metrics::MetricValue()> cas_of(const EvalSettings& j, const Checkp
   };
 }
 
-// ScoreCheckpoint (one score, printed) or ScoreRun (every unscored checkpoint, into
-// scores.csv/scores.png): `run_dir` empty for the first.
-void fid_of_samples(const EvalSettings& j, const std::string& checkpoint, const std::string& run_dir) {
-  const bool run = !run_dir.empty();
+// -n of a form that draws samples, before anything is read: at most kMaxFidSamples.
+void check_sample_count(const EvalSettings& j) {
   if (j.n > kMaxFidSamples)
     fail("-n ", j.n, ": expected 2..", kMaxFidSamples, " samples (0: eval.fid_n of the config)");
-  if (j.real_n < 0) fail("--real-n ", j.real_n, ": expected >= 0");
-  if (run && unscored_checkpoints(run_dir).empty()) {  // no need for the net
-    if (run_checkpoints(run_dir).empty()) fail("--run ", run_dir, ": no checkpoints in its checkpoints/ directory");
-    if (!j.features.empty()) check_run_net(run_dir, make_feature_net(j)->identity());
-    plot_run(run_dir);
-    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(run_dir) << "\n";
-    return;
-  }
-  // The config (Inception weights, resolution, fid_n) of the newest checkpoint that loads.
-  std::optional<CheckpointData> loaded;
-  if (run) {
-    if (run_checkpoints(run_dir).empty()) fail("--run ", run_dir, ": no checkpoints in its checkpoints/ directory");
-    io::check_output_path(scores_png(run_dir), io::png_output());  // before the reference's minutes
-    std::ostringstream ignored;  // score_run reports each damaged one
-    loaded = load_latest_checkpoint(run_dir + "/checkpoints", ignored, j.sampler.device);
-    if (!loaded) fail("--run ", run_dir, ": no checkpoint in checkpoints/ loads (all damaged)");
-  } else {
-    loaded = load_checkpoint(checkpoint, j.sampler.device);
-  }
-  const CheckpointData& ck = *loaded;
-  const auto net = make_feature_net(j, &ck.config);
-  const int64_t n = j.n > 0 ? j.n : ck.config.eval.fid_n;
+}
+
+// The samples drawn: -n, else eval.fid_n of the checkpoint's config.
+int64_t sample_count(const EvalSettings& j, const Config& stored) {
+  const int64_t n = j.n > 0 ? j.n : stored.eval.fid_n;
   if (n < 2) fail("-n ", n, ": expected at least 2 samples for a covariance");
+  return n;
+}
+
+// The reference that `n` samples are scored against: --real-n real images, else as many as the
+// samples (or all, if fewer), read as the checkpoint's GAN reads them.
+Reference samples_reference(const EvalSettings& j, int64_t n, const Config& stored, const metrics::FeatureNet& net) {
   const auto t0 = std::chrono::steady_clock::now();
-  ReferenceOptions real_opt = reference_options(j, j.real_n, &ck.config, *net);
-  if (real_opt.n == 0) real_opt.n = n, real_opt.at_most = true;  // as many real images as samples, or all if fewer
-  const Reference ref = load_reference(j.real, real_opt, *net);
+  ReferenceOptions o = reference_options(j, j.real_n, &stored, net);
+  if (o.n == 0) o.n = n, o.at_most = true;
+  Reference ref = load_reference(j.real, o, net);
   if (ref.pool.defined())
     std::cerr << j.real << ": " << ref.pool.size(0) << " real images in " << std::fixed << std::setprecision(2)
               << seconds_since(t0) << " s\n" << std::defaultfloat;
-  if (run) {
-    RunScoreOptions ro;
-    ro.run_dir = run_dir;
-    ro.n = n;
-    ro.sampler = j.sampler;
-    ro.quantize = j.quantize;
-    ro.metrics = j.metrics;
-    for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
-    ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{ScoreRun{run_dir}, j}));
-    std::vector<std::string> damaged;
-    const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
-    std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(ro.run_dir) << ", " << scores_png(ro.run_dir)
-              << "\n";
-    if (!damaged.empty()) {
-      std::string list;
-      for (const auto& d : damaged) list += "\n  " + d;
-      fail("fid --run: ", damaged.size(), " damaged checkpoint(s) could not be scored (the others were):", list);
-    }
-    return;
-  }
+  return ref;
+}
+
+// ScoreCheckpoint: samples drawn on the fly, scored and printed; no file written.
+void score_checkpoint(const EvalSettings& j, const ScoreCheckpoint& form) {
+  check_sample_count(j);
+  const CheckpointData ck = load_checkpoint(form.path, j.sampler.device);
+  const auto net = make_feature_net(j, &ck.config);
+  const int64_t n = sample_count(j, ck.config);
+  const Reference ref = samples_reference(j, n, ck.config, *net);
   const sample::Sampler s(ck, j.sampler, std::cerr);
   const Score sc = score_samples(s, n, *net, ref, j.metrics, j.quantize,
                                  j.metrics.any_needs(metrics::kSamples) ? cas_of(j, ck, s, n, *net) : nullptr);
@@ -325,6 +292,43 @@ void fid_of_samples(const EvalSettings& j, const std::string& checkpoint, const 
             << " images/s); scored in " << sc.seconds << " s\n" << std::defaultfloat;
   std::cout << std::setprecision(6);
   print_score(sc, std::cout);
+}
+
+// ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
+void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
+  const std::string& dir = form.dir;
+  check_sample_count(j);
+  const bool all_scored = unscored_checkpoints(dir).empty();
+  if (run_checkpoints(dir).empty()) fail("--run ", dir, ": no checkpoints in its checkpoints/ directory");
+  if (all_scored) {  // no need for the net
+    if (!j.features.empty()) check_run_net(dir, make_feature_net(j)->identity());
+    plot_run(dir);
+    std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(dir) << "\n";
+    return;
+  }
+  io::check_output_path(scores_png(dir), io::png_output());  // before the reference's minutes
+  // The config (Inception weights, resolution, fid_n) of the newest checkpoint that loads.
+  std::ostringstream ignored;  // score_run reports each damaged one
+  const std::optional<CheckpointData> ck = load_latest_checkpoint(dir + "/checkpoints", ignored, j.sampler.device);
+  if (!ck) fail("--run ", dir, ": no checkpoint in checkpoints/ loads (all damaged)");
+  const auto net = make_feature_net(j, &ck->config);
+  RunScoreOptions ro;
+  ro.run_dir = dir;
+  ro.n = sample_count(j, ck->config);
+  const Reference ref = samples_reference(j, ro.n, ck->config, *net);
+  ro.sampler = j.sampler;
+  ro.quantize = j.quantize;
+  ro.metrics = j.metrics;
+  for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
+  ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{form, j}));
+  std::vector<std::string> damaged;
+  const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
+  std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";
+  if (!damaged.empty()) {
+    std::string list;
+    for (const auto& d : damaged) list += "\n  " + d;
+    fail("fid --run: ", damaged.size(), " damaged checkpoint(s) could not be scored (the others were):", list);
+  }
 }
 
 // MakeReference: statistics of an image directory or data source into an .npz.
@@ -363,7 +367,8 @@ void make_reference(const EvalSettings& j, const MakeReference& m) {
 }
 
 // ScoreFolder: the images of `dir` against the reference.
-void score_folder(const EvalSettings& j, const std::string& dir) {
+void score_folder(const EvalSettings& j, const ScoreFolder& form) {
+  const std::string& dir = form.dir;
   // Which fakes (a stray folder, too few images), then the reference: cheap failures come before
   // minutes of feature extraction.
   const FakeImages images = fake_images(dir, j.n);
@@ -388,12 +393,11 @@ constexpr bool kNoRunner = false;
 // here (no IS from a classifier, no KID from an .npz, no ifid without classes).
 EvalSettings scoring_settings(const EvalSpec& spec) {
   EvalSettings j = spec.settings;
-  if (j.real.empty()) fail("fid: ", j.keys.real, " (ref.npz, DIR or data source) is required");
   if (j.all_metrics) {
     j.metrics = possible_metrics(j.metrics, metric_scope(spec));
-    const std::string fake = fake_dir(spec);
+    const auto* folder = std::get_if<ScoreFolder>(&spec.form);
     if (j.metrics.any_needs(metrics::kClasses) &&
-        (image_dir_without_classes(j.real, j.format) || (!fake.empty() && fake_dir_without_classes(fake))))
+        (image_dir_without_classes(j.real, j.format) || (folder && fake_dir_without_classes(folder->dir))))
       for (const auto& m : MetricSet(j.metrics).names)
         if (metrics::metric_entry(m).needs & metrics::kClasses) j.metrics.remove(m);
   }
@@ -408,9 +412,9 @@ void evaluate(const EvalSpec& spec) {
       [&spec](const auto& form) {
         using F = std::decay_t<decltype(form)>;
         if constexpr (std::is_same_v<F, MakeReference>) make_reference(spec.settings, form);
-        else if constexpr (std::is_same_v<F, ScoreCheckpoint>) fid_of_samples(scoring_settings(spec), form.path, "");
-        else if constexpr (std::is_same_v<F, ScoreRun>) fid_of_samples(scoring_settings(spec), "", form.dir);
-        else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(scoring_settings(spec), form.dir);
+        else if constexpr (std::is_same_v<F, ScoreCheckpoint>) score_checkpoint(scoring_settings(spec), form);
+        else if constexpr (std::is_same_v<F, ScoreRun>) score_run_checkpoints(scoring_settings(spec), form);
+        else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(scoring_settings(spec), form);
         else static_assert(kNoRunner<F>, "an evaluation form that evaluate() does not run");
       },
       spec.form);

@@ -7,7 +7,8 @@
 // where links fail) that checkpoint pruning never touches. Feature network: eval.features
 // (a domain classifier), else Inception (eval.inception); reference: eval.real, else
 // the training data, a class-balanced subset of eval.n images. The evaluation is the spec
-// eval_spec_from_config builds (gan/eval/eval_spec.h), as `hamgan fid --run` builds its own.
+// build_eval_spec makes of the eval: section (eval_spec_from_config, gan/eval/eval_spec.h), as
+// it makes `hamgan fid --run`'s of the flags.
 //
 // A score measures training without moving it: it draws from its own seeded stream, and the
 // default generators training draws from (CPU, and the scoring device's on CUDA) are restored
