@@ -75,6 +75,19 @@ void ConfigNode::record(const std::string& key, const YAML::Node& value) {
   cur[key] = value;
 }
 
+YAML::Node ConfigNode::recorded(const std::string& key) const {
+  YAML::Node cur = source_->resolved;  // a handle; the lookups below are const
+  std::stringstream ss(path_);
+  std::string part;
+  while (!path_.empty() && std::getline(ss, part, '.')) {
+    const YAML::Node& c = cur;  // const lookup: never inserts
+    if (!c.IsMap() || !c[part]) return YAML::Node();
+    cur.reset(c[part]);
+  }
+  const YAML::Node& c = cur;
+  return c.IsMap() && c[key] ? YAML::Clone(c[key]) : YAML::Node();
+}
+
 int64_t ConfigNode::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
   std::ostringstream expect;
   expect << "an integer in [" << lo << ", " << hi << "]";

@@ -19,10 +19,15 @@
 
 namespace hamgan {
 
+struct KeyInfo;  // core/config_keys.h
+
 struct ConfigSource {
   std::string file;                    // the YAML file the tree came from
   std::set<std::string> overridden;    // key paths set on the command line
   YAML::Node resolved = YAML::Node(YAML::NodeType::Map);
+  // When set, each key a table row reads (core/config_keys.h) is appended here with its value:
+  // reading an empty config lists every key with its default.
+  std::vector<KeyInfo>* listing = nullptr;
 };
 
 // A key whose value is one word of a fixed set, read as an enum: one table lists each value's
@@ -85,6 +90,9 @@ class ConfigNode {
   // An error about `key` of this node: "<source>: key 'a.b': <what>".
   [[noreturn]] void fail_key(const std::string& key, const std::string& what) const;
   const std::string& path() const { return path_; }
+  // The value recorded for `key` of this node (null when none was).
+  YAML::Node recorded(const std::string& key) const;
+  std::vector<KeyInfo>* listing() const { return source_->listing; }
 
  private:
   std::string full(const std::string& key) const;

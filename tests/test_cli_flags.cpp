@@ -12,6 +12,7 @@
 #include "gan/cli/commands.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/oracle.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -181,4 +182,18 @@ TEST(CliFlags, StandingBatchesHaveTheConfigKeysBound) {
   }
   ASSERT_EQ(help.size(), 2u);
   EXPECT_EQ(help.at("sample"), help.at("export"));
+}
+
+// --json is one switch: alone, info prints the machine's facts (no config read); with --get KEY,
+// that resolved value as JSON, for scripts (a section an object, every value a string as the
+// config spells it).
+TEST(CliFlags, InfoGetWithJsonPrintsTheValueAsJson) {
+  const std::string cfg = test::source_path("configs/fmnist32_quickstart.yaml");
+  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "generator.context.type", "--json"}), "\"ham_nmf\"\n");
+  const std::string data = test::run_cli(cli::info, "info", {"-c", cfg, "--get", "data", "--json"});
+  EXPECT_EQ(data.front(), '{') << data;
+  EXPECT_EQ(data.substr(data.size() - 2), "}\n") << data;
+  EXPECT_NE(data.find("\"path\": \"/usr/share/datasets/fashion-mnist\""), std::string::npos) << data;
+  const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--json"}); });
+  EXPECT_NE(e.find("--json prints the machine's facts and reads no config"), std::string::npos) << e;
 }

@@ -4,13 +4,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <type_traits>
 #include <sstream>
 
+#include "core/config_keys.h"
 #include "core/error.h"
 #include "gan/config/config.h"
+#include "gan/train/trainer.h"
 #include "metrics/metric.h"
 #include "gan/cli/commands.h"
 #include "support/cli.h"
@@ -109,7 +112,8 @@ TEST(Config, ShippedConfigsLoad) {
 // Every shipped preset resolves (bases, keys, ranges, context options) to exactly the config
 // recorded for it: tests/fixtures/presets_resolved/NAME.yaml is `hamgan info -c configs/NAME.yaml`
 // with every key resolved, so a change to a default, a base or a preset shows up here and its
-// fixture is updated on purpose. Each fixture has its preset and vice versa.
+// fixture is updated on purpose (`python3 scripts/config_reference.py --fixtures build/hamgan`
+// rewrites them all). Each fixture has its preset and vice versa.
 TEST(Config, EveryPresetResolvesAsBefore) {
   namespace fs = std::filesystem;
   std::set<std::string> presets, fixtures;
@@ -374,4 +378,106 @@ TEST(Config, OldEvaluationKeysReadAsTheirEvalKeys) {
   EXPECT_NE(e.find("eval.n"), std::string::npos) << e;
   e = test::error_of([&] { parse_config(model + "train: {eval_n: 40}\neval: {n: 50}\n", "both.yaml"); });
   for (const char* w : {"both.yaml", "train.eval_n", "eval.n", "twice"}) EXPECT_NE(e.find(w), std::string::npos) << e;
+}
+
+// Every key the config resolves is read through a row of its table (core/config_keys.h): the
+// sections' keys and each context type's, each row with a range and a meaning, so that
+// `hamgan info --keys` and docs/configuration.md miss none.
+TEST(ConfigKeys, EveryResolvedKeyIsATableRow) {
+  const auto leaves = [](const YAML::Node& node) {
+    std::set<std::string> out;
+    std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n, const std::string& p) {
+      if (n.IsMap())
+        for (const auto& kv : n) walk(kv.second, p.empty() ? kv.first.Scalar() : p + "." + kv.first.Scalar());
+      else
+        out.insert(p);
+    };
+    walk(node, "");
+    return out;
+  };
+  std::set<std::string> listed;
+  for (const KeyInfo& k : config_keys()) {
+    EXPECT_FALSE(k.range.empty()) << k.path;
+    EXPECT_FALSE(k.meaning.empty()) << k.path;
+    EXPECT_TRUE(k.value.IsDefined() && !k.value.IsNull()) << k.path;
+    if (k.type != "mapping") listed.insert(k.path);
+  }
+  EXPECT_EQ(listed, leaves(parse_config("model: {}\n", "d.yaml").resolved));
+  for (const auto& type : context_names()) {
+    const Config c = parse_config("model: {}\n", "d.yaml", {"generator.context.type=" + type});
+    std::set<std::string> rows;
+    for (const KeyInfo& k : context_keys(type)) {
+      EXPECT_FALSE(k.meaning.empty()) << type << " " << k.path;
+      EXPECT_EQ(k.resume, OnResume::Model) << type << " " << k.path;
+      rows.insert(k.path);
+    }
+    EXPECT_EQ(rows, leaves(c.resolved["generator"]["context"])) << type;
+  }
+}
+
+// A key is a struct field plus a row: the default is the field's initializer, the error names the
+// key as ConfigNode does, an open end of an interval is its own error.
+TEST(ConfigKeys, ATableReadsItsRowsOverTheStructsDefaults) {
+  struct S {
+    int64_t steps = 6;
+    double rate = 0.5;
+  };
+  const KeyTable<S> table(OnResume::Change, {
+      keys::integer("steps", &S::steps, 1, 100, "iterations"),
+      keys::real("rate", &S::rate, closed_open(0, 1), "a rate").on_resume(OnResume::Keep),
+  });
+  const auto read = [&](const std::string& yaml) {
+    auto source = std::make_shared<ConfigSource>();
+    source->file = "t.yaml";
+    ConfigNode node(YAML::Load(yaml), "sec", source);
+    S s;
+    table.read(node, s);
+    node.finish();
+    return s;
+  };
+  EXPECT_EQ(read("{}").steps, 6);
+  EXPECT_EQ(read("{}").rate, 0.5);
+  EXPECT_EQ(read("{steps: 9}").steps, 9);
+  EXPECT_EQ(test::error_of([&] { read("{steps: 0}"); }), "t.yaml: key 'sec.steps': expected an integer in [1, 100], got 0");
+  EXPECT_EQ(test::error_of([&] { read("{rate: 1}"); }), "t.yaml: key 'sec.rate': expected a value in [0, 1), got 1");
+  EXPECT_NE(test::error_of([&] { read("{rat: 1}"); }).find("unknown key"), std::string::npos);
+  EXPECT_EQ(table.rows()[0].info.range, "[1, 100]");
+  EXPECT_EQ(table.rows()[1].info.range, "[0, 1)");
+  EXPECT_EQ(table.rows()[0].info.resume, OnResume::Change);
+  EXPECT_EQ(table.rows()[1].info.resume, OnResume::Keep);
+}
+
+// `hamgan info --keys --json`: the sections' keys, the context types' keys and the metric names,
+// from their tables and registries; docs/configuration.md is rendered from it.
+TEST(ConfigKeys, InfoKeysJsonListsTheTablesAndRegistries) {
+  const std::string json = test::run_cli(cli::info, "info", {"--keys", "--json"});
+  for (const std::string want :
+       {"\"key\": \"train.batch_size\", \"type\": \"integer\", \"default\": 64, \"range\": \"[1, 1048576]\"",
+        "\"key\": \"train.freeze_d\"", "\"resume\": \"keep\"", "\"key\": \"eval.best_metric\"", "\"name\": \"ham_nmf\"",
+        "\"key\": \"inv_t\"", "\"name\": \"stt_mixture\"", "\"metrics\": [", "\"name\": \"fid\", \"better\": \"lower\""})
+    EXPECT_NE(json.find(want), std::string::npos) << want;
+  for (const auto& type : context_names()) EXPECT_NE(json.find("\"name\": \"" + type + "\""), std::string::npos) << type;
+  const std::string text = test::run_cli(cli::info, "info", {"--keys"});
+  EXPECT_NE(text.find("model.resolution (integer) = 128; 32, 64, 128; resume: model"), std::string::npos) << text;
+  const std::string e = test::error_of(
+      [&] { test::run_cli(cli::info, "info", {"--keys", "-c", test::source_path("configs/fmnist32_sagan.yaml")}); });
+  EXPECT_NE(e.find("--keys lists the keys"), std::string::npos) << e;
+}
+
+// A resume keeps the keys whose rows say so: the model's (model, generator, discriminator, each
+// listed) and train.freeze_d (D's optimizer holds the unfrozen parameters only); the rest may change.
+TEST(ConfigKeys, ResumeChecksFollowTheRows) {
+  const std::string base = "model: {resolution: 32, n_classes: 10, image_channels: 1}\n";
+  const Config stored = parse_config(base, "run.yaml", {"train.freeze_d=1"});
+  EXPECT_TRUE(model_differences(stored, parse_config(base, "c.yaml", {"train.freeze_d=1", "train.g_lr=0.001",
+                                                                      "eval.every=5", "data.format=auto"}))
+                  .empty());
+  const auto diff = model_differences(stored, parse_config(base, "c.yaml", {"generator.ch=8", "model.init=xavier"}));
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], "  model.init: checkpoint orthogonal, now xavier");
+  EXPECT_EQ(diff[1], "  generator.ch: checkpoint 64, now 8");
+  const std::string e = test::error_of(
+      [&] { check_resume_compatible(stored, parse_config(base, "c.yaml", {"train.freeze_d=2"}), "ckpt.pt"); });
+  EXPECT_EQ(e, "ckpt.pt: train.freeze_d is 2 but the run was trained with 1; resume with train.freeze_d=1 or "
+               "fine-tune into a new --out with train.init_from");
 }

@@ -182,6 +182,34 @@ TEST_P(ContextSweep, GradcheckDouble) {
   EXPECT_TRUE(test::gradcheck([&] { return run(m, x); }, leaves)) << keys;
 }
 
+// R1 (gan/train/r1.h) differentiates D's input gradient again. With exact gradients, the penalty
+// P = ||d sum(m(x) r) / dx||^2 has autograd's double backward equal to finite differences in
+// double: no part of a module's backward is a constant to autograd (a hand-written backward must
+// build its result from differentiable ops under create_graph, as layers/context/nmf_cpu.cpp does).
+TEST_P(ContextSweep, SecondDerivativeGradcheckDouble) {
+  const Case& c = GetParam();
+  const std::string keys = merge_keys(c.keys, exact_gradient_keys(c.type));
+  torch::manual_seed(5);
+  ContextModule m = create(c.type, keys);
+  m->to(torch::kDouble);
+  m->eval();
+  set_gate(*m, 0.7);
+  std::vector<torch::Tensor> leaves;
+  for (const auto& p : m->parameters()) leaves.push_back(p);
+  const torch::Tensor x = torch::randn({B, C, H, W}, torch::kDouble).requires_grad_(true);
+  const torch::Tensor r = torch::randn({B, C, H, W}, torch::kDouble);
+  leaves.push_back(x);
+  // gradcheck's finite differences evaluate f under no_grad; the penalty needs the gradient.
+  const auto penalty = [&] {
+    const bool outer = torch::GradMode::is_enabled();
+    const torch::AutoGradMode grad_on(true);
+    const torch::Tensor g = torch::autograd::grad({(run(m, x) * r).sum()}, {x}, {}, true, true)[0];
+    const torch::Tensor p = g.square().sum();
+    return outer ? p : p.detach();
+  };
+  EXPECT_TRUE(test::gradcheck(penalty, leaves, 1e-5, 1e-7, 1e-5, /*max_elements_per_leaf=*/16)) << keys;
+}
+
 // In double, with the gate open: outputs, input and parameter gradients of a train-mode
 // forward/backward agree to rounding (rtol 1e-9, atol 1e-10 on values of order 1).
 TEST_P(ContextSweep, ChannelsLastEqualsNchw) {

@@ -1,20 +1,30 @@
-// D's regularisers against overfitting: DiffAugment (gan/train/diff_augment.h) and LeCam
-// (gan/train/lecam.h), and the diagnosis `hamgan dgap` (gan/eval/d_gap.h), against the loop-by-loop float64 oracle (tests/oracle/d_regularisers.py),
-// gradcheck in double through every transform, the draws' ranges, the config key, and a
-// training run with both on that resumes bit for bit.
+// D's regularisers: DiffAugment (gan/train/diff_augment.h), LeCam (gan/train/lecam.h) and R1
+// (gan/train/r1.h), and the diagnosis `hamgan dgap` (gan/eval/d_gap.h), against the loop-by-loop
+// float64 oracle (tests/oracle/d_regularisers.py; R1 on its reference D), gradcheck in double
+// through every transform and of R1's penalty, the draws' ranges, the config keys, a training
+// run with DiffAugment and LeCam on that resumes bit for bit, and the sweep over every
+// registered step feature (gan/train/step_feature.h): resume equality, its statistics in
+// metrics.jsonl, its checkpointed state's round trip.
 #include <gtest/gtest.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 
+#include "core/state_dict.h"
 #include "gan/config/config.h"
 #include "gan/data/tensor_dataset.h"
 #include "gan/eval/d_gap.h"
+#include "gan/models/discriminator.h"
 #include "gan/train/diff_augment.h"
 #include "gan/train/lecam.h"
+#include "gan/train/r1.h"
+#include "gan/train/step_feature.h"
+#include "gan/train/train_stats_plot.h"
+#include "layers/context/context.h"
 #include "support/errors.h"
 #include "support/gradcheck.h"
 #include "support/oracle.h"
@@ -178,13 +188,15 @@ TEST(DRegularisers, TrainingWithBothResumesBitForBit) {
   ASSERT_EQ(first.history.size() + second.history.size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
     const IterStats& r = i < 3 ? first.history[i] : second.history[i - 3];
-    for (int j = 0; j < kNumStats; ++j)
+    ASSERT_EQ(r.size(), stat_names().size());
+    for (size_t j = 0; j < r.size(); ++j)
       EXPECT_EQ(std::memcmp(&straight.history[i][j], &r[j], sizeof(float)), 0)
-          << "iteration " << i + 1 << " stat " << kStatNames[j].key << ": " << straight.history[i][j] << " vs " << r[j];
+          << "iteration " << i + 1 << " stat " << stat_names()[j].key << ": " << straight.history[i][j] << " vs " << r[j];
   }
   // n_dis 2: the first D step has no anchors yet, the second has.
-  for (const IterStats& s : straight.history) EXPECT_GT(s[kLeCam], 0.f);
-  for (const IterStats& s : plain.history) EXPECT_EQ(s[kLeCam], 0.f);
+  const int64_t lecam = stat_index("d_lecam");
+  for (const IterStats& s : straight.history) EXPECT_GT(s[lecam], 0.f);
+  for (const IterStats& s : plain.history) EXPECT_EQ(s[lecam], 0.f);
   EXPECT_NE(straight.history[0][kDReal], plain.history[0][kDReal]);
   const Loaded x = load_models(checkpoint_path(a + "/checkpoints", 6));
   const Loaded y = load_models(checkpoint_path(b + "/checkpoints", 6));
@@ -225,3 +237,247 @@ TEST(DGap, MeansAreDsOutputsOnTheShuffledImages) {
   EXPECT_EQ(other.d_fake, same.d_fake);  // seeded latents and bases: the same fakes every time
   EXPECT_NE(error_of([&] { eval::d_gap(c, a, a, 13, torch::kCPU); }).find("expected 13"), std::string::npos);
 }
+
+namespace {
+
+// test_models' D at 32 (ch 4, 5 classes, one channel, self-attention at 16): the oracle's
+// reference D (sagan_ref.py), in float64 with the oracle's weights.
+Discriminator reference_d(const TensorMap& d, const std::string& key) {
+  const Config cfg = parse_config(
+      "model: {resolution: 32, n_classes: 5, image_channels: 1}\n"
+      "generator: {ch: 4, z_dim: 16, context: {type: self_attention, resolution: 32}}\n"
+      "discriminator: {ch: 4, context: {type: self_attention, resolution: 16}}\n",
+      "R1 test config");
+  Discriminator dis(cfg.model, cfg.discriminator);
+  dis->to(torch::kDouble);
+  load_state_dict(*dis, with_prefix(d, key + ".init"), key);
+  return dis;
+}
+
+}  // namespace
+
+// Both sides in float64 through the same D in train mode (one power iteration): the penalty and
+// its gradient with respect to every parameter of D (a double backward through the blocks,
+// attention and spectral norm) agree to 1e-9 relative, rounding. Through DiffAugment the
+// gradient is taken with respect to the images before T, as the trainer does.
+TEST(R1, MatchesTheReferenceDsPenaltyAndItsParameterGradients) {
+  const TensorMap d = load_tensors(oracle_path("d_regularisers.pt"));
+  const AugmentDraws dr = draws_of(d, "gray32");
+  const DiffAugPolicy all{true, true, true};
+  for (const std::string key : {"r1", "r1_all"}) {
+    Discriminator dis = reference_d(d, key);
+    dis->train();
+    const torch::Tensor x = get(d, "gray32.x").clone().requires_grad_(true);
+    const torch::Tensor seen = key == "r1" ? x : diff_augment(x, all, dr);
+    const torch::Tensor p = r1_penalty(dis->forward(seen, get(d, "r1.y")), x);
+    EXPECT_TRUE(close(p, get(d, key + ".value"), 1e-9, 1e-12)) << key;
+    p.backward();
+    // D's input gradient does not depend on the linear head's bias: no gradient there (0).
+    for (const auto& kv : dis->named_parameters()) {
+      const torch::Tensor grad = kv.value().grad().defined() ? kv.value().grad() : torch::zeros_like(kv.value());
+      EXPECT_TRUE(close(grad, get(d, key + ".grad." + kv.key()), 1e-8, 1e-12)) << key << " " << kv.key();
+    }
+  }
+}
+
+// The penalty's gradient (autograd's double backward) against finite differences in double, in
+// eval mode (spectral norm's u fixed between the evaluations, after 30 power iterations: the
+// oracle's random u would leave sigma far below the weights' norm and the outputs ~1e20), for the
+// images and D's first convolution, attention gate, class embedding and linear head. Steps of
+// 1e-7: the penalty jumps where a ReLU's input crosses 0 (D's gradient holds ReLU'), and at 1e-5
+// one of D's ~10^4 activations lay within a step of 0 (0.9% off on one weight).
+TEST(R1, PenaltyGradcheckDouble) {
+  const TensorMap d = load_tensors(oracle_path("d_regularisers.pt"));
+  Discriminator dis = reference_d(d, "r1");
+  const torch::Tensor x = get(d, "gray32.x").narrow(0, 0, 2).clone().requires_grad_(true);
+  const torch::Tensor y = get(d, "r1.y").narrow(0, 0, 2);
+  {
+    torch::NoGradGuard no_grad;
+    dis->train();
+    for (int i = 0; i < 30; ++i) dis->forward(x, y);
+  }
+  dis->eval();
+  auto p = dis->named_parameters();
+  const std::vector<torch::Tensor> leaves = {x, p["blocks.0.conv1.weight_orig"], p["context.gamma"],
+                                             p["embed.weight_orig"], p["linear.weight_orig"]};
+  // gradcheck's finite differences evaluate f under no_grad; the penalty needs D's gradient.
+  const auto penalty = [&] {
+    const bool outer = torch::GradMode::is_enabled();
+    const torch::AutoGradMode grad_on(true);
+    const torch::Tensor p = r1_penalty(dis->forward(x, y), x);
+    return outer ? p : p.detach();
+  };
+  EXPECT_TRUE(gradcheck(penalty, leaves, 1e-7, 1e-7, 1e-5, 24));
+}
+
+// Lazy: the term gamma / 2 * k * penalty on the run's D steps 0, k, 2k, ... only (the count
+// continues across a resume); other steps add nothing and ask for no input gradient. d_r1 holds
+// the latest step's penalty, the mean over its micro-batches.
+TEST(R1, LazyEveryKDStepsScaledByK) {
+  const auto f = make_r1_feature(tiny("train.r1_gamma=3 train.r1_every=4"), torch::kCPU);
+  torch::manual_seed(9);
+  const torch::Tensor x = torch::randn({2, 1, 4, 4}).requires_grad_(true), w = torch::randn({1, 1, 4, 4});
+  const double norm2 = w.square().sum().item<double>();  // ||dD/dx_i||^2 of D(x) = <x, w>
+  EXPECT_EQ(f->stats()[0].item<float>(), 0.f);
+  for (int64_t s = 0; s < 9; ++s) {
+    f->begin_d_step(s);
+    EXPECT_EQ(f->wants_real_grad(), s % 4 == 0) << "D step " << s;
+    for (int micro = 0; micro < 2; ++micro) {
+      const torch::Tensor o = (x * w).flatten(1).sum(1);
+      const torch::Tensor t = f->d_loss(DMicroBatch{x, o, o, 0.5});
+      if (s % 4 == 0) EXPECT_NEAR(t.item<double>(), 3.0 / 2 * 4 * norm2, 1e-4 * norm2) << "D step " << s;
+      else EXPECT_FALSE(t.defined()) << "D step " << s;
+    }
+    f->end_d_step(torch::zeros({}), torch::zeros({}), nullptr);
+    EXPECT_NEAR(f->stats()[0].item<double>(), norm2, 1e-5 * norm2) << "D step " << s;
+  }
+}
+
+TEST(R1, ConfigKeysDefaultOffEvery16AndNameBadValues) {
+  EXPECT_EQ(tiny().train.r1_gamma, 0.0);
+  EXPECT_EQ(tiny().train.r1_every, 16);
+  const Config c = tiny("train.r1_gamma=10 train.r1_every=4");
+  EXPECT_EQ(c.train.r1_gamma, 10.0);
+  EXPECT_EQ(c.train.r1_every, 4);
+  EXPECT_NE(error_of([] { tiny("train.r1_gamma=-1"); }).find("train.r1_gamma"), std::string::npos);
+  EXPECT_NE(error_of([] { tiny("train.r1_every=0"); }).find("train.r1_every"), std::string::npos);
+}
+
+// R1 differentiates D's input gradient again: D trains with it whatever its context module (the
+// NMF Hamburger's hand-written CPU backward included, layers/context/nmf_cpu.h), and under bf16
+// autocast; the penalty is positive and finite.
+TEST(R1, TrainsWithEveryContextModuleInDAndUnderBf16) {
+  std::vector<std::string> overrides = {"train.amp=true"};
+  for (const std::string& type : context_names())
+    if (type != "none") overrides.push_back("discriminator.context.type=" + type);
+  for (const std::string& o : overrides) {
+    const Ran r = run(tiny("train.r1_gamma=1 train.r1_every=1 train.iterations=1 " + o), fresh_dir("r1_d"));
+    ASSERT_EQ(r.history.size(), 1u) << o;
+    EXPECT_GT(r.history[0][stat_index("d_r1")], 0.f) << o;
+  }
+}
+
+namespace {
+
+// Overrides that turn each registered step feature on in the tiny run (n_dis 2, accumulate 2, 6
+// iterations, checkpoints at 3 and 6). A new feature adds its line here (the sweep fails naming
+// a feature without one).
+const std::map<std::string, std::string>& feature_overrides() {
+  static const std::map<std::string, std::string> m = {
+      {"diffaug", "train.diffaug=color,translation,cutout"},
+      {"lecam", "train.lecam_weight=0.3"},
+      {"r1", "train.r1_gamma=2 train.r1_every=3"},  // D steps 0, 3, 6, 9: the resumed half starts on one
+  };
+  return m;
+}
+
+std::vector<std::string> feature_names() {
+  std::vector<std::string> names;
+  for (const StepFeatureEntry& e : step_feature_registry()) names.push_back(e.name);
+  return names;
+}
+
+const StepFeatureEntry& feature_entry(const std::string& name) {
+  for (const StepFeatureEntry& e : step_feature_registry())
+    if (e.name == name) return e;
+  throw std::logic_error("no step feature " + name);
+}
+
+// The same tiny run with no feature on, once for the whole sweep.
+const std::string& plain_run() {
+  static const std::string dir = [] {
+    const std::string d = fresh_dir("feature_plain");
+    run(tiny(), d);
+    return d;
+  }();
+  return dir;
+}
+
+class StepFeatureSweep : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST(StepFeatures, NamesStatisticsAndSweepOverridesAreComplete) {
+  std::set<std::string> names, keys;
+  for (const StatName& s : stat_names()) EXPECT_TRUE(keys.insert(s.key).second) << s.key << " twice";
+  for (const StepFeatureEntry& e : step_feature_registry()) {
+    EXPECT_TRUE(names.insert(e.name).second) << e.name << " registered twice";
+    EXPECT_EQ(feature_overrides().count(e.name), 1u) << e.name << ": add its overrides to feature_overrides()";
+    EXPECT_FALSE(e.enabled(tiny().train)) << e.name << " is on by default";
+  }
+  // metrics.jsonl's keys: the step's five, then LeCam's, then R1's.
+  EXPECT_EQ(stat_index("d_loss_real"), 0);
+  EXPECT_EQ(stat_index("d_fake"), 4);
+  EXPECT_EQ(stat_index("d_lecam"), 5);
+  EXPECT_EQ(stat_index("d_r1"), 6);
+  EXPECT_NE(error_of([] { stat_index("d_nope"); }).find("d_lecam"), std::string::npos);
+}
+
+// N straight equals N/2 + resume + N/2 bit for bit (statistics, D, G and EMA G, the feature's
+// checkpointed state); each of its statistics is in every record of metrics.jsonl, non-zero in
+// one at least, and 0 in every record of a run without it; D ends elsewhere than without it; a
+// fresh Trainer restored from a checkpoint writes the feature's state back unchanged.
+TEST_P(StepFeatureSweep, ResumesBitForBitReportsAndCheckpointsItsState) {
+  const std::string name = GetParam();
+  const StepFeatureEntry& e = feature_entry(name);
+  ASSERT_EQ(feature_overrides().count(name), 1u);
+  const std::string on = feature_overrides().at(name);
+  ASSERT_TRUE(e.enabled(tiny(on).train)) << on;
+  const std::string a = fresh_dir("feature_" + name + "_straight"), b = fresh_dir("feature_" + name + "_resumed");
+  const Ran straight = run(tiny(on), a);
+  const Ran first = run(tiny(on + " train.iterations=3"), b);
+  const Ran second = run(tiny(on), b);
+  ASSERT_EQ(straight.history.size(), 6u);
+  ASSERT_EQ(first.history.size() + second.history.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const IterStats& r = i < 3 ? first.history[i] : second.history[i - 3];
+    for (size_t j = 0; j < r.size(); ++j)
+      EXPECT_EQ(std::memcmp(&straight.history[i][j], &r[j], sizeof(float)), 0)
+          << "iteration " << i + 1 << " " << stat_names()[j].key;
+  }
+  const Loaded x = load_models(checkpoint_path(a + "/checkpoints", 6));
+  const Loaded y = load_models(checkpoint_path(b + "/checkpoints", 6));
+  EXPECT_TRUE(identical(x.d, y.d) && identical(x.g, y.g) && identical(x.g_ema, y.g_ema));
+  const Loaded plain_models = load_models(checkpoint_path(plain_run() + "/checkpoints", 6));
+  bool moved = false;
+  for (const auto& [k, v] : x.d) moved = moved || !torch::equal(v, plain_models.d.at(k));
+  EXPECT_TRUE(moved) << name << " left D where a run without it ends";
+
+  const auto records = read_train_stats_log(a + "/metrics.jsonl");
+  const auto plain = read_train_stats_log(plain_run() + "/metrics.jsonl");
+  ASSERT_EQ(records.size(), 6u);
+  for (const StatName& s : e.stats) {
+    bool nonzero = false;
+    for (const auto& rec : records) {
+      ASSERT_EQ(rec.count(s.key), 1u) << s.key;
+      nonzero = nonzero || rec.at(s.key) != 0;
+    }
+    EXPECT_TRUE(nonzero) << s.key;
+    for (const auto& rec : plain) EXPECT_EQ(rec.at(s.key), 0.0) << s.key;
+  }
+
+  // Its state: what the checkpoint holds, restored into a fresh Trainer and written again, and
+  // equal between the straight and the resumed run.
+  const CheckpointData c = load_checkpoint(checkpoint_path(b + "/checkpoints", 6));
+  const CheckpointData cs = load_checkpoint(checkpoint_path(a + "/checkpoints", 6));
+  Trainer t(tiny(on), torch::kCPU);
+  t.restore(c);
+  const CheckpointWrite w = t.checkpoint(c.loader, /*standing=*/false);
+  const auto names = e.create(tiny(on), torch::kCPU)->state();
+  for (const auto& [state, fresh] : names) {
+    const auto stored = c.find_train_state(state), stored_straight = cs.find_train_state(state);
+    ASSERT_TRUE(stored && stored_straight) << state << " not in the checkpoint";
+    EXPECT_TRUE(torch::equal(*stored, *stored_straight)) << state;
+    EXPECT_FALSE(torch::equal(*stored, fresh.cpu())) << state << " never left its initial value";
+    bool written = false;
+    for (const auto& [n, v] : w.train_state) {
+      if (n != state) continue;
+      written = true;
+      EXPECT_TRUE(torch::equal(v.cpu(), *stored)) << state;
+    }
+    EXPECT_TRUE(written) << state;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, StepFeatureSweep, ::testing::ValuesIn(feature_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });

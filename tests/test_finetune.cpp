@@ -159,8 +159,8 @@ TEST(Finetune, FineTunedRunResumesExactly) {
   EXPECT_EQ(log.find("fine-tuning from"), std::string::npos) << log;
   ASSERT_EQ(rest.history.size(), 3u);
   for (size_t i = 0; i < 3; ++i)
-    for (int s = 0; s < kNumStats; ++s)
-      EXPECT_EQ(rest.history[i][s], whole.history[i + 3][s]) << "iteration " << i + 4 << " " << kStatNames[s].key;
+    for (size_t s = 0; s < stat_names().size(); ++s)
+      EXPECT_EQ(rest.history[i][s], whole.history[i + 3][s]) << "iteration " << i + 4 << " " << stat_names()[s].key;
 }
 
 TEST(Finetune, BadFilesShapesAndKeysAreNamed) {

@@ -136,6 +136,29 @@ TEST(NmfCpu, SolveOneStepEqualsTheGenericPath) {
   EXPECT_TRUE(close(xa.grad(), xb.grad(), 1e-11, 1e-13));
 }
 
+// A gradient penalty through the final update (R1 of a D with the NMF Hamburger) differentiates
+// its backward again, as autograd does final_coef's: L = sum(tanh(out) * v), v a parameter after
+// the module, P = ||dL/dx||^2; dP/dv and dP/dx equal the batched ops' to rounding.
+TEST(NmfCpu, FinalUpdateBackwardDifferentiatesAgain) {
+  torch::manual_seed(6);
+  const torch::Tensor x0 = input(3, 12, 30, true, torch::kDouble);
+  const torch::Tensor b0 = kNmf.random_bases(3, 12, 3, c10::nullopt, torch::kDouble);
+  const torch::Tensor v0 = torch::randn({3, 3, 30}, torch::kDouble);
+  torch::Tensor bases, coef, unused;
+  reference(x0, b0, 4, bases, coef, unused);
+  const auto penalty_grads = [&](bool fused) {
+    const torch::Tensor x = x0.clone().requires_grad_(true), v = v0.clone().requires_grad_(true);
+    const torch::Tensor out =
+        fused ? nmf_final_update_cpu(x, bases, coef, NMF::kEps) : kNmf.final_coef(torch::relu(x), bases, coef);
+    const torch::Tensor gx = torch::autograd::grad({(torch::tanh(out) * v).sum()}, {x}, {}, true, true)[0];
+    return torch::autograd::grad({gx.square().sum()}, {v, x});
+  };
+  const auto fused = penalty_grads(true), batched = penalty_grads(false);
+  EXPECT_TRUE(close(fused[0], batched[0], 1e-11, 1e-13));
+  EXPECT_TRUE(close(fused[1], batched[1], 1e-11, 1e-13));
+  EXPECT_GT(fused[0].abs().max().item<double>(), 0.0);
+}
+
 TEST(NmfCpu, BadShapesAreNamed) {
   const torch::Tensor x = torch::rand({2, 8, 10});
   torch::Tensor bases = torch::rand({2, 7, 2}), coef;

@@ -108,7 +108,7 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
   ASSERT_EQ(second.history.size(), 3u);
   for (size_t i = 0; i < 6; ++i) {
     const IterStats& r = i < 3 ? first.history[i] : second.history[i - 3];
-    for (int j = 0; j < kNumStats; ++j)
+    for (size_t j = 0; j < stat_names().size(); ++j)
       EXPECT_EQ(std::memcmp(&straight.history[i][j], &r[j], sizeof(float)), 0)
           << "iteration " << i + 1 << " stat " << j << ": " << straight.history[i][j] << " vs " << r[j];
   }

@@ -110,8 +110,8 @@ Trained train_run(const Config& cfg, const std::string& name, bool scorer, std::
 void expect_same_training(const Trained& a, const Trained& b) {
   ASSERT_EQ(a.history.size(), b.history.size());
   for (size_t i = 0; i < a.history.size(); ++i)
-    for (int s = 0; s < kNumStats; ++s)
-      EXPECT_EQ(a.history[i][s], b.history[i][s]) << kStatNames[s].words << " at iteration " << i + 1;
+    for (size_t s = 0; s < stat_names().size(); ++s)
+      EXPECT_EQ(a.history[i][s], b.history[i][s]) << stat_names()[s].words << " at iteration " << i + 1;
   for (const auto& [x, y] : {std::pair{&a.last.g, &b.last.g}, {&a.last.d, &b.last.d}, {&a.last.g_ema, &b.last.g_ema}})
     for (const auto& [k, t] : *x) EXPECT_TRUE(torch::equal(t, y->at(k))) << k;
 }

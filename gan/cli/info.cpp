@@ -1,5 +1,7 @@
 // `hamgan info`: the resolved config, then per-layer tables of G and D (output shape for
-// batch 1 and parameters) and the totals; `--json`: the machine facts for scripts instead.
+// batch 1 and parameters) and the totals; `--json`: the machine facts for scripts instead, and
+// with `--get KEY` that value as JSON; `--keys [--json]`: every config key's table row
+// (gan/cli/key_listing.h).
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -7,11 +9,13 @@
 #include "core/compat.h"
 #include "core/error.h"
 #include "gan/cli/commands.h"
+#include "gan/cli/key_listing.h"
 #include "gan/cli/machine_facts.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
 #include "gan/train/step_cost.h"
+#include "io/safetensors_writer.h"
 
 namespace hamgan::cli {
 
@@ -40,6 +44,32 @@ void print_table(const std::string& title, const Trace& t, int64_t total) {
   std::printf("  %-22s %-18s %14s\n", "total", "", thousands(total).c_str());
 }
 
+// A resolved config value as JSON: a section an object, a list an array, a scalar a string as
+// the config spells it (a script converts it as it would a value read from config.yaml).
+void write_json(std::ostream& o, const YAML::Node& n) {
+  if (n.IsMap()) {
+    o << "{";
+    bool first = true;
+    for (const auto& kv : n) {
+      o << (first ? "" : ", ") << io::json_string(kv.first.Scalar()) << ": ";
+      write_json(o, kv.second);
+      first = false;
+    }
+    o << "}";
+  } else if (n.IsSequence()) {
+    o << "[";
+    for (size_t i = 0; i < n.size(); ++i) {
+      o << (i ? ", " : "");
+      write_json(o, n[i]);
+    }
+    o << "]";
+  } else if (n.IsNull()) {
+    o << "null";
+  } else {
+    o << io::json_string(n.Scalar());
+  }
+}
+
 }  // namespace
 
 int info(int argc, char** argv) {
@@ -48,14 +78,23 @@ int info(int argc, char** argv) {
   opts.add_options()("get", "print only this resolved config value (e.g. data.path) and exit",
                      cxxopts::value<std::string>())(
       "json", "print only this build's and machine's facts as one JSON object (no config read; keys in "
-      "docs/user-guide.md \"Machine facts\") and exit");
+      "docs/user-guide.md \"Machine facts\") and exit; with --get: that value as JSON (a section an object, "
+      "values strings)");
+  opts.add_options()("keys", "print every config key (type, default, range, meaning, what a resume may do; each "
+                             "context module's keys; the metric names) and exit; with --json as one JSON object");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
-  if (r.count("json")) {  // for scripts: gan/cli/machine_facts.h
+  if (r.count("keys")) {  // the key tables (gan/cli/key_listing.h)
     if (r.count("config") || r.count("overrides") || r.count("get"))
-      fail("--json prints the machine's facts and reads no config: drop --config, --get and the overrides");
+      fail("--keys lists the keys and their defaults and reads no config: drop --config, --get and the overrides");
+    std::cout << (r.count("json") ? key_listing_json() : key_listing_text());
+    return 0;
+  }
+  if (r.count("json") && !r.count("get")) {  // for scripts: gan/cli/machine_facts.h
+    if (r.count("config") || r.count("overrides"))
+      fail("--json prints the machine's facts and reads no config: drop --config and the overrides, or add --get KEY");
     std::cout << machine_facts_json();
     return 0;
   }
@@ -69,7 +108,9 @@ int info(int argc, char** argv) {
       if (!cn.IsMap() || !cn[part]) fail("--get '", key, "': no such config key (see the resolved config of hamgan info)");
       n.reset(cn[part]);  // rebinds (operator= would overwrite the node)
     }
-    std::cout << (n.IsScalar() ? n.Scalar() : to_yaml(n)) << "\n";
+    if (r.count("json")) write_json(std::cout, n);
+    else std::cout << (n.IsScalar() ? n.Scalar() : to_yaml(n));
+    std::cout << "\n";
     return 0;
   }
   std::cout << "# hamgan built with " << compat::libtorch_description() << "\n";

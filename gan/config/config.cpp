@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "gan/config/arch.h"
-#include "metrics/metric.h"
+#include "gan/config/config_keys.h"
 
 namespace hamgan {
 
@@ -37,25 +37,6 @@ const std::vector<std::pair<std::string, std::string>>& moved_eval_keys() {
 }
 
 namespace {
-
-// "color,translation,cutout" -> flags; each word at most once (the order is fixed: diff_augment.h).
-DiffAugPolicy diffaug_policy(ConfigNode& t, const std::string& text) {
-  DiffAugPolicy p;
-  std::stringstream in(text);
-  std::string word;
-  std::set<std::string> seen;
-  const std::string expected = "expected a comma-separated list of color, translation, cutout (\"\": none), got '" + text + "'";
-  while (std::getline(in, word, ',')) {
-    word.erase(0, word.find_first_not_of(' '));
-    word.erase(word.find_last_not_of(' ') + 1);
-    if (!seen.insert(word).second) t.fail_key("diffaug", expected + " ('" + word + "' twice)");
-    if (word == "color") p.color = true;
-    else if (word == "translation") p.translation = true;
-    else if (word == "cutout") p.cutout = true;
-    else t.fail_key("diffaug", expected);
-  }
-  return p;
-}
 
 void check_context_resolution(ConfigNode& parent, const std::string& key,
                               const ContextConfig& c, const std::vector<BlockArch>& arch) {
@@ -107,10 +88,13 @@ void move_eval_keys(YAML::Node& root, const std::string& name) {
   if (!froms.empty()) note_moved(name, froms, tos);
 }
 
-Config parse_tree(YAML::Node root, const std::string& name,
-                  const std::vector<std::string>& overrides) {
+// Each section's table (gan/config/config_keys.cpp), then the checks across keys. `listing`:
+// every key read, with its value (config_keys()).
+Config parse_tree(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides,
+                  std::vector<KeyInfo>* listing = nullptr) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
+  source->listing = listing;
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const auto& o : overrides) source->overridden.insert(apply_override(root, moved_override(o)));
 
@@ -119,23 +103,11 @@ Config parse_tree(YAML::Node root, const std::string& name,
   ConfigNode top(root, "", source);
 
   ConfigNode m = top.child("model");
-  cfg.model.resolution = m.integer("resolution", cfg.model.resolution, 32, 128);
-  if (cfg.model.resolution != 32 && cfg.model.resolution != 64 && cfg.model.resolution != 128)
-    m.fail_key("resolution", "expected one of 32, 64, 128, got " +
-                                 std::to_string(cfg.model.resolution));
-  cfg.model.n_classes = m.integer("n_classes", cfg.model.n_classes, 1, 1 << 20);
-  cfg.model.image_channels = m.integer("image_channels", cfg.model.image_channels, 1, 4);
-  cfg.model.init = m.word("init", cfg.model.init, kInitWords);
-  cfg.model.sn_eps = m.real("sn_eps", cfg.model.sn_eps, 0.0, 1.0);
-  cfg.model.bn_eps = m.real("bn_eps", cfg.model.bn_eps, 0.0, 1.0);
+  model_keys().read(m, cfg.model);
   m.finish();
 
   ConfigNode g = top.child("generator");
-  cfg.generator.ch = g.integer("ch", cfg.generator.ch, 1, 4096);
-  cfg.generator.z_dim = g.integer("z_dim", cfg.generator.z_dim, 1, 65536);
-  cfg.generator.shared_dim = g.integer("shared_dim", cfg.generator.shared_dim, 0, 65536);
-  cfg.generator.hier = g.boolean("hier", cfg.generator.hier);
-  cfg.generator.context = parse_context_config(g.child("context"));
+  generator_keys().read(g, cfg.generator);
   const auto g_arch = generator_arch(cfg.model.resolution, cfg.generator.ch);
   check_context_resolution(g, "context", cfg.generator.context, g_arch);
   if (cfg.generator.hier) {
@@ -150,90 +122,31 @@ Config parse_tree(YAML::Node root, const std::string& name,
   g.finish();
 
   ConfigNode d = top.child("discriminator");
-  cfg.discriminator.ch = d.integer("ch", cfg.discriminator.ch, 1, 4096);
-  cfg.discriminator.context = parse_context_config(d.child("context"));
-  check_context_resolution(
-      d, "context", cfg.discriminator.context,
-      discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels));
+  discriminator_keys().read(d, cfg.discriminator);
+  const auto d_arch = discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels);
+  check_context_resolution(d, "context", cfg.discriminator.context, d_arch);
   d.finish();
 
   ConfigNode t = top.child("train");
-  cfg.train.batch_size = t.integer("batch_size", cfg.train.batch_size, 1, 1 << 20);
-  cfg.train.iterations = t.integer("iterations", cfg.train.iterations, 0, int64_t(1) << 40);
-  cfg.train.g_lr = t.real("g_lr", cfg.train.g_lr, 0.0, 1.0);
-  cfg.train.d_lr = t.real("d_lr", cfg.train.d_lr, 0.0, 1.0);
-  cfg.train.beta1 = t.real("beta1", cfg.train.beta1, 0.0, 1.0);
-  cfg.train.beta2 = t.real("beta2", cfg.train.beta2, 0.0, 1.0);
-  cfg.train.n_dis = t.integer("n_dis", cfg.train.n_dis, 1, 100);
-  cfg.train.loss = t.word("loss", cfg.train.loss, kLossWords);
-  cfg.train.seed = t.integer("seed", cfg.train.seed, 0);
-  cfg.train.adam_eps = t.real("adam_eps", cfg.train.adam_eps, 0.0, 1.0);
-  // Adam needs beta < 1 and eps > 0 (beta 1 divides by zero in its bias correction; eps 0
-  // divides by zero on a zero gradient): named here, not by the optimizer or a NaN later.
-  for (const char* k : {"beta1", "beta2"})
-    if ((k[4] == '1' ? cfg.train.beta1 : cfg.train.beta2) >= 1.0) t.fail_key(k, "expected a value in [0, 1), got 1");
-  if (cfg.train.adam_eps <= 0) t.fail_key("adam_eps", "expected a value > 0, got 0");
-  cfg.train.accumulate = t.integer("accumulate", cfg.train.accumulate, 1, 1 << 20);
+  train_keys().read(t, cfg.train);
   if (cfg.train.batch_size % cfg.train.accumulate != 0)
     t.fail_key("accumulate", "expected a divisor of batch_size (" +
                                  std::to_string(cfg.train.batch_size) + "), got " +
                                  std::to_string(cfg.train.accumulate));
-  cfg.train.ema = t.boolean("ema", cfg.train.ema);
-  cfg.train.ema_decay = t.real("ema_decay", cfg.train.ema_decay, 0.0, 1.0);
-  cfg.train.ema_start = t.integer("ema_start", cfg.train.ema_start, 0);
-  cfg.train.ema_rampup = t.real("ema_rampup", cfg.train.ema_rampup, 0.0, 1.0);
-  cfg.train.ema_standing_batches = t.integer("ema_standing_batches", cfg.train.ema_standing_batches, 0, kMaxStandingBatches);
-  cfg.train.amp = t.word("amp", cfg.train.amp, kAmpWords);
-  cfg.train.channels_last = t.boolean("channels_last", cfg.train.channels_last);
-  cfg.train.folded_convs = t.word("folded_convs", cfg.train.folded_convs, kFoldWords);
-  cfg.train.cudnn_benchmark = t.boolean("cudnn_benchmark", cfg.train.cudnn_benchmark);
-  cfg.train.device = t.word("device", cfg.train.device, kDeviceWords);
-  cfg.train.log_every = t.integer("log_every", cfg.train.log_every, 1);
-  cfg.train.sample_every = t.integer("sample_every", cfg.train.sample_every, 0);
-  cfg.train.tensorboard = t.boolean("tensorboard", cfg.train.tensorboard);
-  cfg.train.checkpoint_every = t.integer("checkpoint_every", cfg.train.checkpoint_every, 0);
-  cfg.train.keep_checkpoints = t.integer("keep_checkpoints", cfg.train.keep_checkpoints, 1);
-  cfg.train.time_limit_minutes = t.real("time_limit_minutes", cfg.train.time_limit_minutes, 0.0);
-  cfg.train.lr_decay = t.word("lr_decay", cfg.train.lr_decay, kLrDecayWords);
-  cfg.train.lr_decay_from = t.real("lr_decay_from", cfg.train.lr_decay_from, 0.0, 0.999);
-  cfg.train.sync_bn = t.boolean("sync_bn", cfg.train.sync_bn);
-  cfg.train.reuse_fake = t.boolean("reuse_fake", cfg.train.reuse_fake);
   if (cfg.train.reuse_fake && cfg.train.n_dis != 1)
     t.fail_key("reuse_fake", "expected false with n_dis " + std::to_string(cfg.train.n_dis) +
                                  " (G reuses the fakes of a single D step; set n_dis: 1)");
-  cfg.train.diffaug = diffaug_policy(t, t.string("diffaug", ""));
-  cfg.train.lecam_weight = t.real("lecam_weight", cfg.train.lecam_weight, 0.0, 1e6);
-  cfg.train.lecam_decay = t.real("lecam_decay", cfg.train.lecam_decay, 0.0, 0.999999);
-  cfg.train.init_from = t.string("init_from", cfg.train.init_from);
-  cfg.train.init_optimizer = t.boolean("init_optimizer", cfg.train.init_optimizer);
-  cfg.train.freeze_d = t.integer("freeze_d", cfg.train.freeze_d, 0);
-  if (const auto blocks = static_cast<int64_t>(
-          discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels).size());
-      cfg.train.freeze_d > blocks)
+  if (const auto blocks = static_cast<int64_t>(d_arch.size()); cfg.train.freeze_d > blocks)
     t.fail_key("freeze_d", "expected 0.." + std::to_string(blocks) + " (the discriminator's blocks at model.resolution " +
                                std::to_string(cfg.model.resolution) + "), got " + std::to_string(cfg.train.freeze_d));
   t.finish();
 
   ConfigNode dt = top.child("data");
-  cfg.data.format = dt.word("format", cfg.data.format, kDataFormatWords);
-  cfg.data.path = dt.string("path", cfg.data.path);
+  data_keys().read(dt, cfg.data);
   dt.finish();
 
   ConfigNode ev = top.child("eval");  // absent in older checkpoints' configs: defaults
-  cfg.eval.every = ev.integer("every", cfg.eval.every, 0);
-  cfg.eval.n = ev.integer("n", cfg.eval.n, 2, kMaxFidSamples);
-  cfg.eval.features = ev.string("features", cfg.eval.features);
-  cfg.eval.real = ev.string("real", cfg.eval.real);
-  cfg.eval.metrics = ev.string("metrics", cfg.eval.metrics);
-  try {  // the registry's names (metrics/metric.h), in its order
-    cfg.eval.metrics = metrics::parse_metric_list(cfg.eval.metrics).text();
-  } catch (const Error& e) {
-    ev.fail_key("metrics", e.what());
-  }
-  cfg.eval.best_metric = ev.choice("best_metric", cfg.eval.best_metric, metrics::table_metric_names());
-  cfg.eval.keep_best = ev.integer("keep_best", cfg.eval.keep_best, 1, 1000);
-  cfg.eval.inception = ev.string("inception", cfg.eval.inception);
-  cfg.eval.fid_n = ev.integer("fid_n", cfg.eval.fid_n, 2, kMaxFidSamples);
+  eval_keys().read(ev, cfg.eval);
   ev.finish();
 
   top.finish();
@@ -383,6 +296,12 @@ Config parse_config(const std::string& yaml_text, const std::string& name,
   Config cfg = parse_tree(root, source, overrides);
   cfg.source = name;
   return cfg;
+}
+
+std::vector<KeyInfo> config_keys() {
+  std::vector<KeyInfo> listing;
+  parse_tree(YAML::Node(YAML::NodeType::Map), "defaults", {}, &listing);
+  return listing;
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config_keys.h"
 #include "layers/context/context.h"
 #include "layers/fold_taps.h"
 
@@ -24,8 +25,10 @@ extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<LrDecay> kLrDecayWords;
 extern const Words<DataFormat> kDataFormatWords;
 
+// The sections of a config. Each field is a key; its range, meaning and what a resume may do
+// with it are its row in gan/config/config_keys.cpp (the default: the initializer here).
 struct ModelConfig {
-  int64_t resolution = 128;      // 32, 64 or 128
+  int64_t resolution = 128;
   int64_t n_classes = 1000;
   int64_t image_channels = 3;
   InitScheme init = InitScheme::Orthogonal;
@@ -36,8 +39,8 @@ struct ModelConfig {
 struct GeneratorConfig {
   int64_t ch = 64;
   int64_t z_dim = 128;
-  int64_t shared_dim = 0;  // 0: per-class CBN embeddings; >0: BigGAN shared embedding
-  bool hier = false;       // BigGAN hierarchical z (needs shared_dim > 0)
+  int64_t shared_dim = 0;
+  bool hier = false;
   ContextConfig context;
 };
 
@@ -64,43 +67,34 @@ struct TrainConfig {
   GanLoss loss = GanLoss::Hinge;
   int64_t seed = 0;
   double adam_eps = 1e-8;
-  int64_t accumulate = 1;          // micro-batches per step; each has batch_size / accumulate
-  bool ema = true;                 // exponential moving average of G (BigGAN)
+  int64_t accumulate = 1;
+  bool ema = true;
   double ema_decay = 0.9999;
-  int64_t ema_start = 1000;        // iterations before this copy G instead of averaging
-  AmpMode amp = AmpMode::Auto;     // bf16 autocast (gan/train/amp.h)
-  double ema_rampup = 0.05;        // EMA half-life <= this x updates so far (0: plain ema_decay)
-  int64_t ema_standing_batches = 16;  // BN standing statistics of EMA G over this many batches (0: G's); BigGAN's 16
-  bool channels_last = true;       // NHWC weights and images (gan/models/memory_format.h): faster on CPU and CUDA
-  FoldPolicy folded_convs = FoldPolicy::WherePays;  // auto | true | false (layers/fold_taps.h)
-  bool cudnn_benchmark = true;     // CUDA: cuDNN times its algorithms per shape once, keeps the fastest
+  int64_t ema_start = 1000;
+  AmpMode amp = AmpMode::Auto;
+  double ema_rampup = 0.05;
+  int64_t ema_standing_batches = 16;
+  bool channels_last = true;
+  FoldPolicy folded_convs = FoldPolicy::WherePays;
+  bool cudnn_benchmark = true;
   DeviceChoice device = DeviceChoice::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;
-  bool tensorboard = true;         // TensorBoard events in <run>/tensorboard/ (gan/train/tensorboard_log.h)
+  bool tensorboard = true;
   int64_t checkpoint_every = 1000;
-  int64_t keep_checkpoints = 3;    // newest K valid checkpoints kept
-  double time_limit_minutes = 0;   // 0: none; else checkpoint and stop after this long
+  int64_t keep_checkpoints = 3;
+  double time_limit_minutes = 0;
   LrDecay lr_decay = LrDecay::None;
-  double lr_decay_from = 0.5;      // linear: fraction of the budget where the decay starts
-  bool sync_bn = false;            // data parallel: G's BN statistics over the global batch
-  // n_dis 1: G's step reuses the D step's fakes (one G forward per iteration, not two; the
-  // DCGAN example's step) instead of drawing new ones (BigGAN's). G's activations stay alive
-  // through D's step (with accumulate: every micro-batch's). gan/train/trainer.cpp.
+  double lr_decay_from = 0.5;
+  bool sync_bn = false;
   bool reuse_fake = false;
-  // Against D overfitting the real set: DiffAugment (Zhao et al. 2020; the paper's
-  // policy is color,translation,cutout) and LeCam (Tseng et al. 2021; lambda 0.3 in the
-  // paper's BigGAN runs, anchors an EMA of decay 0.99). Both off by default.
   DiffAugPolicy diffaug;
-  double lecam_weight = 0.0;       // lambda of the LeCam term in D's loss (gan/train/lecam.h)
-  double lecam_decay = 0.99;       // its anchors' EMA decay
-  // Fine-tuning (gan/train/init_from.h): a new run starts from G, D and EMA G of this hamgan
-  // checkpoint ("": from scratch); class-conditional tensors are re-initialised when
-  // model.n_classes differs. A resumed run ignores it. init_optimizer: Adam's moments too.
+  double lecam_weight = 0.0;
+  double lecam_decay = 0.99;
+  double r1_gamma = 0.0;
+  int64_t r1_every = 16;
   std::string init_from;
   bool init_optimizer = false;
-  // FreezeD (Mo et al. 2020, "Freeze the Discriminator"): D's first freeze_d blocks keep their
-  // weights (no gradient, not in D's optimizer).
   int64_t freeze_d = 0;
 };
 
@@ -118,19 +112,15 @@ constexpr int64_t kMaxFidSamples = 1'000'000;
 // a typo from running for days.
 constexpr int64_t kMaxStandingBatches = 100'000;
 
-// Evaluation, in training and by `hamgan fid` (gan/eval/eval_spec.h). Scoring while training
-// (gan/eval/train_scorer.h): every `every` iterations (0: off) a checkpoint is written and its
-// EMA G scored as `fid --run` would, into scores.csv. Inception weights path ("" = --inception
-// or $HAMGAN_INCEPTION must give one) and the default number of samples `hamgan fid
-// --run/--checkpoint` draws serve both.
+// Evaluation, in training (gan/eval/train_scorer.h) and by `hamgan fid` (gan/eval/eval_spec.h).
 struct EvalConfig {
   int64_t every = 0;
-  int64_t n = 1000;                   // samples, and real images of the reference, per score
-  std::string features;               // domain classifier (fid --features); "": Inception
-  std::string real;                   // reference (.npz, images, data source); "": data.path
-  std::string metrics = "fid";        // as fid --metrics: metric names (metrics/registry.cpp), checked when read
-  std::string best_metric = "fid";    // a metric of a run's table (metrics/registry.cpp); ranks the kept best checkpoints
-  int64_t keep_best = 1;              // checkpoints/best_ckpt_<iteration>.pt by best_metric, never pruned
+  int64_t n = 1000;
+  std::string features;
+  std::string real;
+  std::string metrics = "fid";
+  std::string best_metric = "fid";
+  int64_t keep_best = 1;
   std::string inception;
   int64_t fid_n = 10000;
 };
@@ -156,6 +146,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 // Same, from YAML text (tests, checkpoints); `name` stands for the file in messages.
 Config parse_config(const std::string& yaml_text, const std::string& name,
                     const std::vector<std::string>& overrides = {});
+
+// Every key the sections' tables (gan/config/config_keys.h) read, in the resolved config's
+// order, with its default; a context block's own keys as its default type reads them
+// (layers/context/context.h context_keys for each type's).
+std::vector<KeyInfo> config_keys();
 
 std::string to_yaml(const YAML::Node& node);
 

@@ -66,4 +66,26 @@ torch::Tensor diff_augment(const torch::Tensor& input, const DiffAugPolicy& p, c
   return x;
 }
 
+namespace {
+class DiffAugmentFeature : public StepFeature {
+ public:
+  DiffAugmentFeature(const DiffAugPolicy& p, torch::Device device) : policy_(p), device_(device) {}
+
+  // One transform family for real and fake, fresh draws per image; in fp32 whatever autocast
+  // gave (the colour transforms take means over the image).
+  torch::Tensor augment(const torch::Tensor& x, at::Generator& rng) override {
+    const AugmentDraws d = draw_augment(policy_, x.size(0), x.size(2), x.size(3), rng, device_);
+    return diff_augment(x.to(torch::kFloat), policy_, d);
+  }
+
+ private:
+  DiffAugPolicy policy_;
+  torch::Device device_;
+};
+}  // namespace
+
+std::unique_ptr<StepFeature> make_diff_augment_feature(const Config& cfg, torch::Device device) {
+  return std::make_unique<DiffAugmentFeature>(cfg.train.diffaug, device);
+}
+
 }  // namespace hamgan

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "gan/config/config.h"  // DiffAugPolicy
+#include "gan/train/step_feature.h"
 
 namespace hamgan {
 
@@ -26,5 +27,9 @@ AugmentDraws draw_augment(const DiffAugPolicy& p, int64_t n, int64_t h, int64_t 
                           torch::Device device);
 // T(x) for x [B, C, H, W] (any memory format, any float dtype); differentiable in x.
 torch::Tensor diff_augment(const torch::Tensor& x, const DiffAugPolicy& p, const AugmentDraws& d);
+
+// The step feature (gan/train/step_feature.h; train.diffaug): T on every batch D sees, in D's
+// step and in G's, drawn from the trainer's checkpointed run RNG.
+std::unique_ptr<StepFeature> make_diff_augment_feature(const Config& cfg, torch::Device device);
 
 }  // namespace hamgan

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "gan/train/distributed.h"
 
 namespace hamgan {
 
@@ -37,6 +38,55 @@ void LeCamAnchors::set_state(const torch::Tensor& state) {
   const torch::Tensor s = state.cpu();  // host read: at restore only
   ema_ = s.narrow(0, 0, 2).to(ema_.device());
   steps_ = static_cast<int64_t>(s[2].item<float>());  // host read: once, at restore
+}
+
+namespace {
+class LeCamFeature : public StepFeature {
+ public:
+  LeCamFeature(double weight, double decay, torch::Device device)
+      : weight_(weight), anchors_(decay, device), float_on_(torch::TensorOptions(device).dtype(torch::kFloat)) {}
+
+  void begin_d_step(int64_t) override { term_ = torch::Tensor(); }
+
+  torch::Tensor d_loss(const DMicroBatch& b) override {
+    if (!anchors_.ready()) return {};
+    const torch::Tensor r = lecam_loss(b.o_real, b.o_fake, anchors_.real(), anchors_.fake());
+    accumulate_scaled(term_, r, b.scale);
+    return r * weight_;
+  }
+
+  // The anchors follow the global batch's means: equal on every rank.
+  void end_d_step(const torch::Tensor& mean_real, const torch::Tensor& mean_fake, DataParallel* dp) override {
+    torch::Tensor m = torch::stack({mean_real, mean_fake});
+    if (dp && dp->world_size() > 1) {
+      dp->all_reduce_sum(m);
+      m = m / static_cast<double>(dp->world_size());
+    }
+    anchors_.update(m[0], m[1]);
+  }
+
+  std::vector<torch::Tensor> stats() const override {
+    return {term_.defined() ? term_ : torch::zeros({}, float_on_)};
+  }
+
+  std::vector<std::pair<std::string, torch::Tensor>> state() const override {
+    return {{"lecam_anchors", anchors_.state()}};
+  }
+  // A run that turns LeCam on at a resume starts its anchors afresh.
+  void restore(const CheckpointData& c) override {
+    if (const auto s = c.find_train_state("lecam_anchors")) anchors_.set_state(*s);
+  }
+
+ private:
+  double weight_;
+  LeCamAnchors anchors_;
+  torch::Tensor term_;  // R_LC over this D step's micro-batches
+  torch::TensorOptions float_on_;
+};
+}  // namespace
+
+std::unique_ptr<StepFeature> make_lecam_feature(const Config& cfg, torch::Device device) {
+  return std::make_unique<LeCamFeature>(cfg.train.lecam_weight, cfg.train.lecam_decay, device);
 }
 
 }  // namespace hamgan

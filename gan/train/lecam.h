@@ -11,6 +11,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "gan/train/step_feature.h"
+
 namespace hamgan {
 
 // R_LC for raw D outputs on real and fake (fp32) given the anchors a_R, a_F (0-dim tensors).
@@ -36,5 +38,11 @@ class LeCamAnchors {
   int64_t steps_ = 0;
   double debias() const;
 };
+
+// The step feature (gan/train/step_feature.h; train.lecam_weight > 0): lambda R_LC in every
+// micro-batch's D loss once the anchors exist, the anchors updated after each D step with the
+// global batch's means (equal on every rank), checkpointed as "lecam_anchors". Its statistic
+// d_lecam is R_LC (before lambda) of the iteration's last D step, 0 before the anchors exist.
+std::unique_ptr<StepFeature> make_lecam_feature(const Config& cfg, torch::Device device);
 
 }  // namespace hamgan

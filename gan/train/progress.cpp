@@ -31,7 +31,7 @@ Progress::Progress(std::ostream& out, const std::string& metrics_path)
 
 void Progress::report(const TrainStats& m) {
   const auto& st = m.stat;
-  const auto& n = kStatNames;
+  const auto& n = kStepStatNames;
   char line[320];
   double eta = m.it_s > 0 ? (m.total - m.iteration) / m.it_s : -1;
   // A time-limited run stops at its limit, whichever comes first.
@@ -59,7 +59,8 @@ void Progress::report(const TrainStats& m) {
   add("iteration", "\"%s\": %.0f", static_cast<double>(m.iteration));
   add("wall_s", "\"%s\": %.3f", m.wall_s);
   add("d_loss", "\"%s\": %.9g", m.d_loss());
-  for (int j = 0; j < kNumStats; ++j) add(n[j].key, "\"%s\": %.9g", st[j]);
+  const std::vector<StatName>& names = stat_names();
+  for (size_t j = 0; j < names.size(); ++j) add(names[j].key, "\"%s\": %.9g", st[j]);
   add("g_lr", "\"%s\": %.9g", m.g_lr);
   add("d_lr", "\"%s\": %.9g", m.d_lr);
   add("it_s", "\"%s\": %.4f", m.it_s);

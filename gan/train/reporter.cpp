@@ -54,11 +54,13 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   const int64_t n = s.size(0), first = t.iteration() - n + 1;
   pending_.clear();
   const auto a = s.accessor<float, 2>();
+  const std::vector<StatName>& names = stat_names();
+  const int64_t n_stats = static_cast<int64_t>(names.size());
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < kNumStats; ++j)
+    for (int64_t j = 0; j < n_stats; ++j)
       if (!std::isfinite(a[i][j])) {
         progress_->finish();
-        fail("training diverged: ", kStatNames[j].words, " is ", a[i][j], " at iteration ", first + i,
+        fail("training diverged: ", names[j].words, " is ", a[i][j], " at iteration ", first + i,
              "; stopped without checkpointing it (",
              dir.last_checkpoint() >= 0
                  ? "the last good checkpoint, " + dir.checkpoint_path(dir.last_checkpoint()) + ", is kept"
@@ -67,8 +69,8 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
       }
   if (history_)
     for (int64_t i = 0; i < n; ++i) {
-      IterStats st;
-      for (int64_t j = 0; j < kNumStats; ++j) st[j] = a[i][j];
+      IterStats st(n_stats);
+      for (int64_t j = 0; j < n_stats; ++j) st[j] = a[i][j];
       history_->push_back(st);
     }
   const torch::Tensor mean = s.mean(0).to(torch::kDouble);
@@ -81,7 +83,7 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   m.it_s = dt > 0 ? (t.iteration() - last_report_it_) / dt : 0;
   m.img_s = m.it_s * cfg_.train.batch_size * world_ * cfg_.train.n_dis;  // real images seen by D, all ranks
   const auto mean_a = mean.accessor<double, 1>();
-  for (int64_t j = 0; j < kNumStats; ++j) m.stat[j] = mean_a[j];
+  for (int64_t j = 0; j < n_stats; ++j) m.stat.push_back(mean_a[j]);
   m.g_lr = cfg_.train.g_lr * t.lr_scale();
   m.d_lr = cfg_.train.d_lr * t.lr_scale();
   if (stop.time_limit_s() > 0) m.time_left_s = std::max(0.0, stop.time_limit_s() - m.wall_s);

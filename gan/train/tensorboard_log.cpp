@@ -23,7 +23,8 @@ void TensorBoardLog::train_stats(const TrainStats& m) {
   if (!writer_) return;
   // The keys and values of progress.cpp's metrics.jsonl row, but its iteration (the step).
   std::vector<std::pair<std::string, double>> v = {{"train/wall_s", m.wall_s}, {"train/d_loss", m.d_loss()}};
-  for (int j = 0; j < kNumStats; ++j) v.emplace_back(std::string("train/") + kStatNames[j].key, m.stat[j]);
+  const std::vector<StatName>& names = stat_names();
+  for (size_t j = 0; j < names.size(); ++j) v.emplace_back(std::string("train/") + names[j].key, m.stat[j]);
   v.insert(v.end(), {{"train/g_lr", m.g_lr}, {"train/d_lr", m.d_lr}, {"train/it_s", m.it_s}, {"train/img_s", m.img_s}});
   scalars(m.iteration, v);
 }

@@ -20,7 +20,6 @@
 #include "gan/models/memory_format.h"
 #include "gan/models/standing_stats.h"
 #include "gan/train/amp.h"
-#include "gan/train/diff_augment.h"
 #include "gan/train/distributed.h"
 #include "gan/train/init_from.h"
 #include "gan/train/lr_schedule.h"
@@ -38,11 +37,6 @@ namespace fs = std::filesystem;
 namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);
-}
-// acc += v * scale over the micro-batches of a step (v detached; acc undefined at first).
-void accumulate(torch::Tensor& acc, const torch::Tensor& v, double scale) {
-  const torch::Tensor t = v.detach() * scale;
-  acc = acc.defined() ? acc + t : t;
 }
 torch::optim::AdamOptions adam(double lr, const TrainConfig& t) {
   return torch::optim::AdamOptions(lr).betas(std::make_tuple(t.beta1, t.beta2)).eps(t.adam_eps);
@@ -84,16 +78,9 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
     ema_ = std::make_unique<Ema>(*g_, *g_ema_, cfg.train.ema_decay, cfg.train.ema_start,
                                  cfg.train.ema_rampup);
   }
-  if (cfg.train.lecam_weight > 0) lecam_ = std::make_unique<LeCamAnchors>(cfg.train.lecam_decay, device_);
-  stats_ = torch::zeros({kNumStats}, torch::TensorOptions(device_).dtype(torch::kFloat));
-}
-
-torch::Tensor Trainer::augment(const torch::Tensor& x) {
-  const DiffAugPolicy& p = cfg_.train.diffaug;
-  if (!p.any()) return x;
-  // In fp32 whatever autocast gave (the colour transforms take means over the image).
-  const AugmentDraws d = draw_augment(p, x.size(0), x.size(2), x.size(3), rng_, device_);
-  return diff_augment(x.to(torch::kFloat), p, d);
+  features_ = create_step_features(cfg, device_);
+  const auto n_stats = static_cast<int64_t>(stat_names().size());
+  stats_ = torch::zeros({n_stats}, torch::TensorOptions(device_).dtype(torch::kFloat));
 }
 
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
@@ -106,111 +93,6 @@ std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
 
 void script_latents(Trainer& t, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)> draw) {
   t.scripted_zy_ = std::move(draw);
-}
-
-void Trainer::step(BatchSource& real) {
-  const int64_t k = cfg_.train.accumulate, mb = micro_batch();
-  const double scale = 1.0 / static_cast<double>(k);
-  torch::Tensor d_real_loss, d_fake_loss, d_real, d_fake, g_loss_sum, lecam_sum;
-  // train.reuse_fake: the D step's fakes (G's graph kept) and their labels, per micro-batch.
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> kept;
-  const bool reuse = cfg_.train.reuse_fake;
-
-  // Discriminator: n_dis steps, each over k micro-batches. Real and fake go through D as
-  // one concatenated batch: D has no batch statistics, so this equals two passes (and SN
-  // runs one power iteration per D step, as in BigGAN's G_D).
-  for (int64_t s = 0; s < cfg_.train.n_dis; ++s) {
-    opt_d_->zero_grad();
-    d_real_loss = d_fake_loss = d_real = d_fake = lecam_sum = torch::Tensor();
-    for (int64_t a = 0; a < k; ++a) {
-      phase("real batch and latents");
-      const Batch b = real.next();
-      if (b.images.size(0) != mb)
-        fail("batch source: expected batches of ", mb, " images, got ", b.images.size(0));
-      torch::Tensor x = b.images.to(device_, /*non_blocking=*/true);
-      if (cfg_.train.channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-      const torch::Tensor y = b.labels.to(device_, /*non_blocking=*/true);
-      auto [z, y_fake] = sample_zy(mb);
-      torch::Tensor out;
-      {
-        compat::Autocast autocast(amp_, device_.type());
-        torch::Tensor fake;
-        phase("G forward (D step)");
-        if (reuse) {
-          fake = g_->forward(z, y_fake);
-          kept.emplace_back(fake, y_fake);
-          fake = fake.detach();
-        } else {
-          torch::NoGradGuard no_grad;
-          fake = g_->forward(z, y_fake);
-        }
-        // DiffAugment: one transform family for real and fake, fresh draws per image.
-        phase("D forward (D step)");
-        out = d_->forward(augment(torch::cat({x, fake.to(x.scalar_type())})), torch::cat({y, y_fake}));
-      }
-      out = out.to(torch::kFloat);
-      const torch::Tensor o_real = out.narrow(0, 0, mb), o_fake = out.narrow(0, mb, mb);
-      const DLoss l = d_loss(loss_, o_real, o_fake);
-      torch::Tensor loss = l.real + l.fake;
-      if (lecam_ && lecam_->ready()) {
-        const torch::Tensor r = lecam_loss(o_real, o_fake, lecam_->real(), lecam_->fake());
-        loss = loss + r * cfg_.train.lecam_weight;
-        accumulate(lecam_sum, r, scale);
-      }
-      phase("D backward (D step)");
-      (loss * scale).backward();
-      accumulate(d_real_loss, l.real, scale);
-      accumulate(d_fake_loss, l.fake, scale);
-      accumulate(d_real, o_real.mean(), scale);
-      accumulate(d_fake, o_fake.mean(), scale);
-    }
-    if (dp_) dp_->average_gradients(*d_);
-    if (lecam_) {  // the anchors follow the global batch's means: equal on every rank
-      torch::Tensor m = torch::stack({d_real, d_fake});
-      if (dp_ && dp_->world_size() > 1) {
-        dp_->all_reduce_sum(m);
-        m = m / static_cast<double>(dp_->world_size());
-      }
-      lecam_->update(m[0], m[1]);
-    }
-    phase("D optimizer");
-    if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
-  }
-
-  // Generator: D's weights are constants here (BigGAN's toggle_grad).
-  set_requires_grad(*d_, false);
-  opt_g_->zero_grad();
-  for (int64_t a = 0; a < k; ++a) {
-    torch::Tensor fake, y_fake, out;
-    {
-      compat::Autocast autocast(amp_, device_.type());
-      phase("G forward (G step)");
-      if (reuse) {
-        std::tie(fake, y_fake) = kept[a];
-      } else {
-        torch::Tensor z;
-        std::tie(z, y_fake) = sample_zy(mb);
-        fake = g_->forward(z, y_fake);
-      }
-      phase("D forward (G step)");
-      out = d_->forward(augment(fake), y_fake);
-    }
-    const torch::Tensor l = g_loss(loss_, out.to(torch::kFloat));
-    phase("D and G backward (G step)");
-    (l * scale).backward();
-    accumulate(g_loss_sum, l, scale);
-  }
-  if (dp_) dp_->average_gradients(*g_);
-  phase("G optimizer");
-  if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
-  d_->set_trainable(true);  // FreezeD's frozen blocks stay off
-
-  ++iteration_;
-  phase("EMA");
-  if (ema_) ema_->update(iteration_);
-  if (!lecam_sum.defined()) lecam_sum = torch::zeros({}, d_real.options());
-  stats_ = torch::stack({d_real_loss, d_fake_loss, g_loss_sum, d_real, d_fake, lecam_sum});
-  phase(nullptr);
 }
 
 void Trainer::set_lr_scale(double scale) {
@@ -259,7 +141,9 @@ CheckpointWrite Trainer::checkpoint(const LoaderState& loader, bool standing) {
   c.opt_g = opt_g_.get();
   c.opt_d = opt_d_.get();
   c.loader = loader;
-  if (lecam_) c.train_state.emplace_back("lecam_anchors", lecam_->state());
+  each_feature(features_, [&](const StepFeature& f) {
+    for (auto& [name, state] : f.state()) c.train_state.emplace_back(name, state);
+  });
   c.rng = {{"sample", rng_.get_state()},
            {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
   // On CUDA the context modules draw their random initial bases (Hamburger NMF/VQ/CD) from
@@ -288,33 +172,66 @@ void differences(const YAML::Node& a, const YAML::Node& b, const std::string& pa
   if (x != y) out.push_back("  " + path.substr(1) + ": checkpoint " + x + ", now " + y);
 }
 
+// The resolved value at a dotted key path as YAML text, "(unset)" where there is none.
+std::string value_text(const YAML::Node& resolved, const std::string& path) {
+  YAML::Node n = resolved;  // a handle; the lookups below are const
+  std::stringstream parts(path);
+  for (std::string part; std::getline(parts, part, '.');) {
+    const YAML::Node& c = n;
+    if (!c.IsMap() || !c[part]) return "(unset)";
+    n.reset(c[part]);
+  }
+  return to_yaml(n);
+}
+
 }  // namespace
 
+// The keys whose rows say OnResume::Model, section by section; a context block is compared as
+// a whole mapping (another type has other keys).
 std::vector<std::string> model_differences(const Config& stored, const Config& now) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> sections;
+  for (const KeyInfo& k : config_keys()) {
+    const auto dot = k.path.find('.');
+    if (k.resume != OnResume::Model || k.path.find('.', dot + 1) != std::string::npos) continue;
+    if (sections.empty() || sections.back().first != k.path.substr(0, dot)) sections.push_back({k.path.substr(0, dot), {}});
+    sections.back().second.push_back(k.path.substr(dot + 1));
+  }
   std::vector<std::string> diff;
-  for (const char* section : {"model", "generator", "discriminator"})
-    differences(stored.resolved[section], now.resolved[section], std::string(".") + section, diff);
+  for (const auto& [section, names] : sections) {
+    const YAML::Node sa = stored.resolved[section], sb = now.resolved[section];
+    YAML::Node a(YAML::NodeType::Map), b(YAML::NodeType::Map);
+    for (const auto& n : names) {
+      if (sa.IsMap() && sa[n]) a[n] = sa[n];
+      if (sb.IsMap() && sb[n]) b[n] = sb[n];
+    }
+    differences(a, b, "." + section, diff);
+  }
   return diff;
 }
 
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
                              const std::string& run_config) {
   const std::vector<std::string> diff = model_differences(stored, now);
-  if (diff.empty()) return;
-  std::string lines;
-  for (const auto& d : diff) lines += "\n" + d;
-  fail(what, ": the model this config builds differs from the checkpoint's in ", diff.size(),
-       diff.size() == 1 ? " key:" : " keys:", lines, "\nResume with the settings the run started with (",
-       run_config.empty() ? std::string("the run's config.yaml") : "-c " + run_config,
-       " and the same overrides) or train into a new --out.");
+  if (!diff.empty()) {
+    std::string lines;
+    for (const auto& d : diff) lines += "\n" + d;
+    fail(what, ": the model this config builds differs from the checkpoint's in ", diff.size(),
+         diff.size() == 1 ? " key:" : " keys:", lines, "\nResume with the settings the run started with (",
+         run_config.empty() ? std::string("the run's config.yaml") : "-c " + run_config,
+         " and the same overrides) or train into a new --out.");
+  }
+  // The keys the optimizers' state depends on (rows: OnResume::Keep; train.freeze_d).
+  for (const KeyInfo& k : config_keys()) {
+    if (k.resume != OnResume::Keep) continue;
+    const std::string was = value_text(stored.resolved, k.path), is = value_text(now.resolved, k.path);
+    if (was != is)
+      fail(what, ": ", k.path, " is ", is, " but the run was trained with ", was, "; resume with ", k.path, "=", was,
+           " or fine-tune into a new --out with train.init_from");
+  }
 }
 
 void Trainer::restore(const CheckpointData& c) {
   check_resume_compatible(c.config, cfg_, c.path);
-  // D's optimizer holds the unfrozen parameters only: another count would not fit it.
-  if (c.config.train.freeze_d != cfg_.train.freeze_d)
-    fail(c.path, ": train.freeze_d is ", cfg_.train.freeze_d, " but the run was trained with ", c.config.train.freeze_d,
-         "; resume with train.freeze_d=", c.config.train.freeze_d, " or fine-tune into a new --out with train.init_from");
   if (cfg_.train.ema && !c.has_ema)
     fail(c.path, ": train.ema is on but the checkpoint has no EMA generator");
   c.load_module("g", *g_);
@@ -338,9 +255,7 @@ void Trainer::restore(const CheckpointData& c) {
     at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
     g.set_state(*cuda);
   }
-  // A run that turns LeCam on at a resume starts its anchors afresh.
-  if (lecam_)
-    if (const auto s = c.find_train_state("lecam_anchors")) lecam_->set_state(*s);
+  each_feature(features_, [&](StepFeature& f) { f.restore(c); });
   iteration_ = c.iteration;
   standing_at_ = -1;
 }

@@ -1,6 +1,8 @@
 // The GAN training loop (SAGAN/BigGAN recipe): per iteration n_dis D steps, one G step,
-// then the EMA of G; optionally DiffAugment before D and LeCam in D's loss. Each step may accumulate gradients over micro-batches. Adam with
-// TTUR learning rates; hinge or non-saturating loss; bf16 autocast per train.amp (gan/train/amp.h).
+// then the EMA of G. The step's optional parts (DiffAugment before D, LeCam and R1 in D's loss)
+// are step features (gan/train/step_feature.h). Each step may accumulate gradients over
+// micro-batches. Adam with TTUR learning rates; hinge or non-saturating loss; bf16 autocast
+// per train.amp (gan/train/amp.h).
 #pragma once
 #include <torch/torch.h>
 
@@ -19,8 +21,8 @@
 #include "gan/models/generator.h"
 #include "gan/train/batch_source.h"
 #include "gan/train/ema.h"
-#include "gan/train/lecam.h"
 #include "gan/train/losses.h"
+#include "gan/train/step_feature.h"
 #include "gan/train/stop_policy.h"
 #include "gan/train/train_stats.h"
 
@@ -49,7 +51,7 @@ class Trainer {
 
   int64_t iteration() const { return iteration_; }
   int64_t micro_batch() const { return cfg_.train.batch_size / cfg_.train.accumulate; }
-  torch::Tensor stats() const { return stats_; }  // kNumStats floats on the device (Stat order)
+  torch::Tensor stats() const { return stats_; }  // floats on the device, in stat_names() order
   const Config& config() const { return cfg_; }
   torch::Device device() const { return device_; }
   bool amp() const { return amp_; }
@@ -65,7 +67,8 @@ class Trainer {
   void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
   // Called where each phase of step() begins, with its name, and with null where the step
   // ends (`hamgan bench train --profile`'s device time per phase); spectral norm's power
-  // iteration and DiffAugment run inside the D forward phases. Null: nothing is called.
+  // iteration, DiffAugment and the step features' loss terms (R1's input gradient) run inside
+  // the D forward phases. Null: nothing is called.
   void set_phase_mark(std::function<void(const char* phase)> mark) { phase_mark_ = std::move(mark); }
   // Both optimizers' learning rates become train.g_lr / d_lr times `scale` (gan/train/lr_schedule.h).
   void set_lr_scale(double scale);
@@ -75,8 +78,21 @@ class Trainer {
   friend void script_latents(Trainer&, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>);
   // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
-  // DiffAugment's T (train.diffaug; x itself when off), with draws from rng_.
+  // The D step's means over its micro-batches (the statistics of the last D step are reported).
+  struct DStepStats {
+    torch::Tensor loss_real, loss_fake, real, fake;
+  };
+  // A G output kept for the G step (train.reuse_fake): fakes with G's graph, their labels.
+  using Fakes = std::pair<torch::Tensor, torch::Tensor>;
+  // One micro-batch of a D step: its loss's gradients added to D's, its means to `st`.
+  void d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>& kept, DStepStats& st);
+  // One micro-batch of the G step (fakes from `kept`, else fresh): its gradients added to G's;
+  // returns G's adversarial loss.
+  torch::Tensor g_micro_batch(const Fakes* kept, double scale);
+  // The images D sees, through every step feature's augment() (x itself when none).
   torch::Tensor augment(const torch::Tensor& x);
+  // This iteration's statistics in stat_names() order: the step's, then each feature's.
+  torch::Tensor collect_stats(const DStepStats& d, const torch::Tensor& g_loss) const;
   void phase(const char* name) {
     if (phase_mark_) phase_mark_(name);
   }
@@ -92,7 +108,7 @@ class Trainer {
   Discriminator d_{nullptr};
   std::unique_ptr<torch::optim::Adam> opt_g_, opt_d_;
   std::unique_ptr<Ema> ema_;
-  std::unique_ptr<LeCamAnchors> lecam_;  // train.lecam_weight > 0
+  std::vector<std::unique_ptr<StepFeature>> features_;  // step_feature_registry() order, null when off
   at::Generator rng_;  // z and fake labels; its state is checkpointed
   int64_t iteration_ = 0;
   double lr_scale_ = 1.0;
@@ -132,11 +148,13 @@ using SourceFactory =
 // (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
 
-// "  section.key: checkpoint A, now B" for every leaf of model, generator and discriminator
-// (what the models' tensors are built from) where `stored` and `now` differ.
+// "  section.key: checkpoint A, now B" for every leaf of the keys the models' tensors are built
+// from (their table rows say OnResume::Model: model, generator, discriminator) where `stored`
+// and `now` differ.
 std::vector<std::string> model_differences(const Config& stored, const Config& now);
 
-// Fails naming every differing key when model/generator/discriminator differ.
+// Fails naming every differing key when those keys differ, then naming a key whose row says
+// OnResume::Keep (the optimizers' state depends on it) when it differs.
 // `run_config`: the run's config.yaml, named in the error as what to resume with.
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
                              const std::string& run_config = "");

@@ -4,14 +4,29 @@
 
 namespace hamgan {
 
-void parse_attention_options(ConfigNode& node, AttentionOptions& o, bool uses_query_or_key,
-                             const std::vector<std::string>& allowed) {
+namespace {
+KeyTable<AttentionOptions> attention_table(bool uses_query_or_key, bool paper_form) {
+  using A = AttentionOptions;
+  Words<Projections> words = {{Projections::sagan, "sagan"}};
+  if (paper_form) words.push_back({Projections::paper, "paper"});
+  std::vector<Key<A>> rows = {keys::word(
+      "projections", &A::projections, words,
+      "the branch's 1x1 maps: SAGAN's (q, k with C/`qk_divisor` channels, v with C/`v_divisor`, an output map) "
+      "or the operator paper's own")};
+  if (uses_query_or_key)
+    rows.push_back(keys::integer("qk_divisor", &A::qk_divisor, 1, 1024, "SAGAN form: query and key channels = C / `qk_divisor`"));
+  rows.push_back(keys::integer("v_divisor", &A::v_divisor, 1, 1024, "SAGAN form: value channels = C / `v_divisor`"));
+  return KeyTable<A>(OnResume::Model, rows);
+}
+}  // namespace
+
+void parse_attention_options(ConfigNode& node, AttentionOptions& o, bool uses_query_or_key, bool paper_form) {
   if (node.has("paper"))
     node.fail_key("paper", "this key was replaced by 'projections': use projections: paper|sagan");
-  const bool paper = node.choice("projections", "sagan", allowed) == "paper";
-  o.projections = paper ? Projections::paper : Projections::sagan;
-  if (uses_query_or_key) o.qk_divisor = node.integer("qk_divisor", o.qk_divisor, 1, 1024);
-  o.v_divisor = node.integer("v_divisor", o.v_divisor, 1, 1024);
+  static const KeyTable<AttentionOptions> tables[2][2] = {
+      {attention_table(false, false), attention_table(false, true)},
+      {attention_table(true, false), attention_table(true, true)}};
+  tables[uses_query_or_key][paper_form].read(node, o);
 }
 
 AttentionImpl::AttentionImpl(std::string name, int64_t c, SNOptions sn,

@@ -24,10 +24,11 @@ struct AttentionOptions : ContextOptions {
   int64_t v_divisor = 2;   // SAGAN form: value channels = C / v_divisor
 };
 
-// Reads projections (one of `allowed`), qk_divisor (only for operators with a query or key)
-// and v_divisor. The retired STT key `paper` fails with a hint to `projections`.
+// Reads projections (sagan, and paper where the operator's paper form exists), qk_divisor
+// (only for operators with a query or key) and v_divisor. The retired STT key `paper` fails
+// with a hint to `projections`.
 void parse_attention_options(ConfigNode& node, AttentionOptions& o, bool uses_query_or_key,
-                             const std::vector<std::string>& allowed = {"sagan", "paper"});
+                             bool paper_form = true);
 
 // A module's maps and their state-dict names (stable, so checkpoints keep loading).
 // SAGAN form: q or k "" = the operator has no query / key. Paper form: paper_q or paper_k ""

@@ -31,9 +31,12 @@ torch::Tensor CD::final_coef(const torch::Tensor& x, const torch::Tensor& bases,
 }
 
 std::shared_ptr<const Decomposition> parse_cd(ConfigNode& node) {
+  static const KeyTable<CDOptions> table(OnResume::Model, {
+      temperature_key(&CDOptions::temperature),
+      keys::real("beta", &CDOptions::beta, closed(1e-8, 1e6), "ridge weight of the closed-form coefficients (D^T D + beta I)"),
+  });
   CDOptions o;
-  o.temperature = node.real("temperature", o.temperature, 1e-6, 1e6);
-  o.beta = node.real("beta", o.beta, 1e-8, 1e6);
+  table.read(node, o);
   return std::make_shared<const CD>(o);
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config_reader.h"
+#include "core/config_keys.h"
 #include "layers/cond_bn.h"
 #include "layers/spectral_norm.h"
 
@@ -55,6 +55,9 @@ struct ContextConfig {
   std::shared_ptr<const ContextOptions> options;
 };
 ContextConfig parse_context_config(ConfigNode node);  // defaults: the struct's
+// The keys a block of `type` reads (type, resolution, then the module's own table rows), with
+// their defaults: what `hamgan info --keys` lists.
+std::vector<KeyInfo> context_keys(const std::string& type);
 
 // Downcast of spec.options to the module's own options type.
 template <typename T>

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "core/config_keys.h"
+
 namespace hamgan {
 
 // How gradients pass through the K iterations (Sec. 2.3, Table 1).
@@ -58,6 +60,12 @@ Decomposed solve(const Decomposition& ham, const torch::Tensor& x, const torch::
 // solve() with the output D C.
 Decomposed decompose(const Decomposition& ham, const torch::Tensor& x, const torch::Tensor& bases0,
                      int64_t steps, HamGrad grad);
+
+// The `temperature` key of the hams with a soft assignment (VQ, CD).
+template <class S>
+Key<S> temperature_key(double S::*m) {
+  return keys::real("temperature", m, closed(1e-6, 1e6), "T of the soft assignment (cosine similarity / T, softmax)");
+}
 
 // Column-wise cosine similarity D^T X / (|d_i| |x_j|) (batch x r x n), norms clamped at 1e-6.
 torch::Tensor column_cosine(const torch::Tensor& bases, const torch::Tensor& x);

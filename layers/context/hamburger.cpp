@@ -99,18 +99,24 @@ torch::Tensor HamburgerImpl::forward(const torch::Tensor& x, const torch::Tensor
 
 std::shared_ptr<const ContextOptions> parse_hamburger_options(
     ConfigNode& node, std::shared_ptr<const Decomposition> (*parse_ham)(ConfigNode&)) {
+  using H = HamburgerOptions;
+  static const KeyTable<H> table(OnResume::Model, {
+      keys::integer("groups", &H::groups, 1, 1024, "S: the lower bread maps C to S x d channels, decomposed per group"),
+      keys::integer("d", &H::d, 0, 65536, "the decomposed matrix's rows; 0: the input channels C"),
+      keys::integer("r", &H::r, 0, 65536, "bases (rank); 0: d / 8 (Sec. 3.1: d = 8r)"),
+      keys::integer("steps", &H::steps, 1, 1000, "K, iterations of the decomposition in training"),
+      keys::integer("eval_steps", &H::eval_steps, 0, 1000, "K in eval mode; 0: as `steps`"),
+      keys::word("grad", &H::grad, Words<HamGrad>{{HamGrad::one_step, "one_step"}, {HamGrad::bptt, "bptt"}},
+                 "gradient through the decomposition: the paper's one-step gradient, or back-propagation through all K steps"),
+      keys::word("init", &H::init,
+                 Words<HamInit>{{HamInit::random, "random"}, {HamInit::fixed, "fixed"}, {HamInit::online, "online"}},
+                 "the initial bases: drawn afresh every forward, drawn once and kept, or kept and moved towards each "
+                 "batch's solved bases"),
+      keys::real("momentum", &H::momentum, closed(0, 1), "`init: online`: weight of the new batch mean in the update"),
+      keys::integer("seed", &H::seed, -1, "-1: bases from the global RNG; >= 0: from a private generator with this seed"),
+  });
   auto o = std::make_shared<HamburgerOptions>();
-  o->groups = node.integer("groups", o->groups, 1, 1024);
-  o->d = node.integer("d", o->d, 0, 65536);
-  o->r = node.integer("r", o->r, 0, 65536);
-  o->steps = node.integer("steps", o->steps, 1, 1000);
-  o->eval_steps = node.integer("eval_steps", o->eval_steps, 0, 1000);
-  const std::string grad = node.choice("grad", "one_step", {"one_step", "bptt"});
-  o->grad = grad == "bptt" ? HamGrad::bptt : HamGrad::one_step;
-  const std::string init = node.choice("init", "random", {"random", "fixed", "online"});
-  o->init = init == "fixed" ? HamInit::fixed : init == "online" ? HamInit::online : HamInit::random;
-  o->momentum = node.real("momentum", o->momentum, 0.0, 1.0);
-  o->seed = node.integer("seed", o->seed, -1);
+  table.read(node, *o);
   o->ham = parse_ham(node);
   return o;
 }

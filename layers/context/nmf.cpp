@@ -48,9 +48,12 @@ Decomposed NMF::solve_one_step(const torch::Tensor& raw, const torch::Tensor& ba
 }
 
 std::shared_ptr<const Decomposition> parse_nmf(ConfigNode& node) {
+  static const KeyTable<NMFOptions> table(OnResume::Model, {
+      keys::real("inv_t", &NMFOptions::inv_t, closed(1e-6, 1e6), "1/T of the softmax that initialises the coefficients"),
+      keys::boolean("normalize_bases", &NMFOptions::normalize_bases, "random bases scaled to unit L2 norm per column"),
+  });
   NMFOptions o;
-  o.inv_t = node.real("inv_t", o.inv_t, 1e-6, 1e6);
-  o.normalize_bases = node.boolean("normalize_bases", o.normalize_bases);
+  table.read(node, o);
   return std::make_shared<const NMF>(o);
 }
 

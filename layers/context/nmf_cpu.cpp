@@ -60,6 +60,14 @@ class NmfFinalUpdate : public torch::autograd::Function<NmfFinalUpdate> {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &x = saved[0], &d = saved[1], &a = saved[2];
     if (!grads[0].defined()) return {torch::zeros_like(x), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    // Under create_graph (a penalty on this gradient, R1 of a D with this module): the same
+    // dL/dx as batched ops autograd can differentiate again; linear in G, and [x > 0] is
+    // piecewise constant, so G is all its second derivative flows to.
+    if (torch::GradMode::is_enabled()) {
+      const torch::Tensor g = grads[0].to(a.scalar_type());
+      const torch::Tensor dx = torch::bmm(d, a * g) * (x > 0).to(a.scalar_type());
+      return {dx.to(x.scalar_type()), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    }
     torch::Tensor dx = torch::empty_like(x);  // x's dtype and strides (preserve_format)
     const torch::Tensor g = grads[0].to(a.scalar_type()).contiguous();
     const int64_t r = d.size(2), n = x.size(2);

@@ -17,7 +17,8 @@ void nmf_updates_cpu(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor
 
 // Alg. 2's last C update, C * (D^T X) / (D^T D C + eps) with X = ReLU(x) cast to bases' dtype,
 // differentiable in x alone: one_step holds D and C constant (Sec. 2.3). Hand-written backward,
-// dL/dx = [x > 0] * D (A * G), A = C / (D^T D C + eps), returned in x's dtype and strides.
+// dL/dx = [x > 0] * D (A * G), A = C / (D^T D C + eps), returned in x's dtype and strides;
+// under create_graph (a gradient penalty) as batched ops that autograd differentiates again.
 torch::Tensor nmf_final_update_cpu(const torch::Tensor& x, const torch::Tensor& bases,
                                    const torch::Tensor& coef, double eps);
 

@@ -57,13 +57,35 @@ const ContextEntry& context_entry(const std::string& name) {
   fail("unknown context module '", name, "' (known: ", all, ")");
 }
 
+namespace {
+const KeyTable<ContextConfig>& block_keys() {
+  using C = ContextConfig;
+  static const KeyTable<C> table(OnResume::Model, {
+      keys::choice("type", &C::type, context_names, "the context module (`none`: no block)"),
+      keys::integer("resolution", &C::resolution, 4, 1024, "the feature resolution the block sits at")
+          .also("a feature resolution of the network (8, 16, 32 at 32 px; the error lists them)"),
+  });
+  return table;
+}
+}  // namespace
+
 ContextConfig parse_context_config(ConfigNode node) {
   ContextConfig c;
-  c.type = node.choice("type", c.type, context_names());
-  c.resolution = node.integer("resolution", c.resolution, 4, 1024);
+  block_keys().read(node, c);
   c.options = context_entry(c.type).parse(node);
   node.finish();
   return c;
+}
+
+std::vector<KeyInfo> context_keys(const std::string& type) {
+  std::vector<KeyInfo> listing;
+  auto source = std::make_shared<ConfigSource>();
+  source->file = "defaults";
+  source->listing = &listing;
+  YAML::Node n(YAML::NodeType::Map);
+  n["type"] = type;
+  parse_context_config(ConfigNode(n, "", source));
+  return listing;
 }
 
 }  // namespace hamgan

@@ -29,8 +29,11 @@ torch::Tensor SelfAttentionImpl::branch(const torch::Tensor& x) {
 
 std::shared_ptr<const ContextOptions> parse_self_attention_options(ConfigNode& node) {
   auto o = std::make_shared<SelfAttentionOptions>();
-  parse_attention_options(node, *o, true, {"sagan"});
-  o->pool = node.boolean("pool", o->pool);
+  parse_attention_options(node, *o, true, /*paper_form=*/false);
+  static const KeyTable<SelfAttentionOptions> table(OnResume::Model, {
+      keys::boolean("pool", &SelfAttentionOptions::pool, "2x2 max pooling of keys and values (SAGAN)"),
+  });
+  table.read(node, *o);
   return o;
 }
 

@@ -25,6 +25,16 @@ struct SttCommonOptions : AttentionOptions {
 // Reads projections, v_divisor and (for operators that use a query) qk_divisor.
 void parse_stt_common(ConfigNode& node, SttCommonOptions& o, bool uses_query);
 
+// The keys of the random synthesizers (stt_random, stt_random_factorized, stt_mixture).
+template <class S>
+Key<S> learned_key(bool S::*m) {
+  return keys::boolean("learned", m, "false: the random synthesizer R is a fixed buffer (kept in checkpoints)");
+}
+template <class S>
+Key<S> init_std_key(double S::*m) {
+  return keys::real("init_std", m, closed(0, 100), "R (or each Kronecker factor R_i) drawn from N(0, init_std^2)");
+}
+
 class SttAttentionImpl : public AttentionImpl {
  protected:
   // State-dict names q, v, o (paper: v); q only for operators with a query.

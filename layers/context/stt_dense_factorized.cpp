@@ -52,10 +52,19 @@ torch::Tensor SttDenseFactorizedImpl::logits(const torch::Tensor& query) {
 std::shared_ptr<const ContextOptions> parse_stt_dense_factorized_options(ConfigNode& node) {
   auto o = std::make_shared<SttDenseFactorizedOptions>();
   parse_stt_common(node, *o, true);
-  o->rows = node.integers("rows", o->rows, 1, 1 << 20);
-  o->cols_h = node.integers("cols_h", o->cols_h, 1, 1 << 20);
-  o->cols_w = node.integers("cols_w", o->cols_w, 1, 1 << 20);
-  o->cols_c = node.integers("cols_c", o->cols_c, 1, 1 << 20);
+  using F = SttDenseFactorizedOptions;
+  static const KeyTable<F> table(OnResume::Model, {
+      keys::integers("rows", &F::rows, 1, 1 << 20, "row sizes of the Kronecker factors of each HW-row matrix; []: [H, W]")
+          .also("product H*W"),
+      keys::integers("cols_h", &F::cols_h, 1, 1 << 20, "column sizes of the factors of the H-mode matrix; []: [H, 1]")
+          .also("as many as `rows`, product H"),
+      keys::integers("cols_w", &F::cols_w, 1, 1 << 20, "column sizes of the factors of the W-mode matrix; []: [1, W]")
+          .also("as many as `rows`, product W"),
+      keys::integers("cols_c", &F::cols_c, 1, 1 << 20,
+                     "column sizes of the factors of the channel-mode matrix; []: [1, c]")
+          .also("as many as `rows`, product c (the query channels)"),
+  });
+  table.read(node, *o);
   return o;
 }
 

@@ -26,8 +26,12 @@ std::shared_ptr<const ContextOptions> parse_stt_mixture_options(ConfigNode& node
   auto o = std::make_shared<SttMixtureOptions>();
   parse_stt_common(node, *o, true);
   parse_stt_kron_keys(node, *o);
-  // Open interval: theta = softmax(log theta_init, log(1 - theta_init)) needs both > 0.
-  o->theta_init = node.real("theta_init", o->theta_init, 1e-6, 1.0 - 1e-6);
+  // Inside (0, 1): theta = softmax(log theta_init, log(1 - theta_init)) needs both > 0.
+  static const KeyTable<SttMixtureOptions> table(OnResume::Model, {
+      keys::real("theta_init", &SttMixtureOptions::theta_init, closed(1e-6, 1.0 - 1e-6),
+                 "weight of the random (Kronecker) part at init; the dense part gets 1 - theta_init"),
+  });
+  table.read(node, *o);
   return o;
 }
 

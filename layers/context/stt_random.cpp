@@ -14,8 +14,9 @@ torch::Tensor SttRandomImpl::logits(const torch::Tensor&) { return r; }
 std::shared_ptr<const ContextOptions> parse_stt_random_options(ConfigNode& node) {
   auto o = std::make_shared<SttRandomOptions>();
   parse_stt_common(node, *o, false);
-  o->learned = node.boolean("learned", o->learned);
-  o->init_std = node.real("init_std", o->init_std, 0.0, 100.0);
+  static const KeyTable<SttRandomOptions> table(
+      OnResume::Model, {learned_key(&SttRandomOptions::learned), init_std_key(&SttRandomOptions::init_std)});
+  table.read(node, *o);
   return o;
 }
 

@@ -3,10 +3,16 @@
 namespace hamgan {
 
 void parse_stt_kron_keys(ConfigNode& node, SttRandomFactorizedOptions& o) {
-  o.learned = node.boolean("learned", o.learned);
-  o.init_std = node.real("init_std", o.init_std, 0.0, 100.0);
-  o.rows = node.integers("rows", o.rows, 1, 1 << 20);
-  o.cols = node.integers("cols", o.cols, 1, 1 << 20);
+  using R = SttRandomFactorizedOptions;
+  static const KeyTable<R> table(OnResume::Model, {
+      learned_key(&R::learned),
+      init_std_key(&R::init_std),
+      keys::integers("rows", &R::rows, 1, 1 << 20, "R = R_1 (x) ... (x) R_N: row sizes of the R_i; []: [H, W]")
+          .also("product H*W"),
+      keys::integers("cols", &R::cols, 1, 1 << 20, "column sizes of the R_i; []: [H, W]")
+          .also("as many as `rows`, product H*W"),
+  });
+  table.read(node, o);
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> stt_kron_shape(

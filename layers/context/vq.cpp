@@ -30,8 +30,9 @@ void VQ::step(const torch::Tensor& x, torch::Tensor& bases, torch::Tensor& coef)
 }
 
 std::shared_ptr<const Decomposition> parse_vq(ConfigNode& node) {
+  static const KeyTable<VQOptions> table(OnResume::Model, {temperature_key(&VQOptions::temperature)});
   VQOptions o;
-  o.temperature = node.real("temperature", o.temperature, 1e-6, 1e6);
+  table.read(node, o);
   return std::make_shared<const VQ>(o);
 }
 

@@ -1,10 +1,13 @@
 """DiffAugment (Zhao et al. 2020, Sec. 3) and LeCam (Tseng et al. 2021, Eq. 3) written from the
 papers' definitions with explicit per-image, per-pixel loops: the independent reference for
-gan/train/diff_augment.cpp (a gather and masks) and gan/train/lecam.cpp. float64 throughout;
-the draws are chosen here (extremes included) and handed to the C++ side."""
+gan/train/diff_augment.cpp (a gather and masks) and gan/train/lecam.cpp; R1 (Mescheder et al.
+2018, Eq. 9) on the reference D of test_models (sagan_ref.py), one image's gradient at a time,
+for gan/train/r1.cpp. float64 throughout; the draws are chosen here (extremes included) and
+handed to the C++ side."""
 import torch
 
-from common import out_dir, save
+from common import out_dir, prefixed, save
+from sagan_ref import Discriminator, make_sagan_context, randomize_
 
 
 def color(x, b, s, c):
@@ -119,5 +122,32 @@ for t in range(1, 7):
 out["anchors.decay"] = torch.tensor(beta, dtype=torch.float64)
 out["anchors.means"] = means
 out["anchors.expected"] = torch.tensor(anchors, dtype=torch.float64)
+# R1 = E_i ||dD(x_i)/dx_i||^2 (before gamma / 2) and its gradient with respect to every parameter
+# of D (spectral norm's weight_orig included), in train mode (one power iteration), on the gray32
+# images as they are and through DiffAugment "all" with their draws (the gradient with respect
+# to the images before T). Each image's gradient is taken on its own: D(x_i) must depend on x_i
+# alone (no batch statistics), which is checked.
+r1_y = torch.randint(0, 5, (3,), generator=g)
+out["r1.y"] = r1_y
+for key, transform in {"r1": lambda x: x,
+                       "r1_all": lambda x: augment(x, {k: out["gray32." + k] for k in dr}, POLICIES["all"])}.items():
+    dmod = Discriminator(32, 4, 5, 1, context="self_attention", context_res=16, make_context=make_sagan_context)
+    dmod = dmod.double()
+    randomize_(dmod, 31)
+    out.update(prefixed(key + ".init", dmod.state_dict()))
+    dmod.train()
+    xx = out["gray32.x"].clone().requires_grad_(True)
+    o = dmod(transform(xx), r1_y)
+    norms = []
+    for i in range(xx.shape[0]):
+        (gi,) = torch.autograd.grad(o[i], xx, create_graph=True)
+        others = torch.cat([gi[:i], gi[i + 1:]])
+        assert float(others.abs().max()) == 0.0, "D(x_i) depends on another image"
+        norms.append(gi[i].pow(2).sum())
+    penalty = torch.stack(norms).mean()
+    penalty.backward()
+    out[key + ".value"] = penalty.detach()
+    for k, p in dmod.named_parameters():  # None: D's input gradient does not depend on it (the head's bias)
+        out[key + ".grad." + k] = p.grad if p.grad is not None else torch.zeros_like(p)
 save(d, "d_regularisers.pt", out)
 print("d_regularisers oracle: wrote", len(out), "tensors")
