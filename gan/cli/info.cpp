@@ -15,7 +15,6 @@
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
 #include "gan/train/step_cost.h"
-#include "io/safetensors_writer.h"
 
 namespace hamgan::cli {
 
@@ -42,32 +41,6 @@ void print_table(const std::string& title, const Trace& t, int64_t total) {
     std::printf("  %-22s %-18s %14s\n", r.name.c_str(), shape_str(r.shape).c_str(),
                 thousands(r.params).c_str());
   std::printf("  %-22s %-18s %14s\n", "total", "", thousands(total).c_str());
-}
-
-// A resolved config value as JSON: a section an object, a list an array, a scalar a string as
-// the config spells it (a script converts it as it would a value read from config.yaml).
-void write_json(std::ostream& o, const YAML::Node& n) {
-  if (n.IsMap()) {
-    o << "{";
-    bool first = true;
-    for (const auto& kv : n) {
-      o << (first ? "" : ", ") << io::json_string(kv.first.Scalar()) << ": ";
-      write_json(o, kv.second);
-      first = false;
-    }
-    o << "}";
-  } else if (n.IsSequence()) {
-    o << "[";
-    for (size_t i = 0; i < n.size(); ++i) {
-      o << (i ? ", " : "");
-      write_json(o, n[i]);
-    }
-    o << "]";
-  } else if (n.IsNull()) {
-    o << "null";
-  } else {
-    o << io::json_string(n.Scalar());
-  }
 }
 
 }  // namespace
@@ -108,7 +81,7 @@ int info(int argc, char** argv) {
       if (!cn.IsMap() || !cn[part]) fail("--get '", key, "': no such config key (see the resolved config of hamgan info)");
       n.reset(cn[part]);  // rebinds (operator= would overwrite the node)
     }
-    if (r.count("json")) write_json(std::cout, n);
+    if (r.count("json")) write_config_json(std::cout, n);
     else std::cout << (n.IsScalar() ? n.Scalar() : to_yaml(n));
     std::cout << "\n";
     return 0;

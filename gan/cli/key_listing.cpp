@@ -9,34 +9,45 @@
 
 namespace hamgan::cli {
 
-namespace {
-
-// A mapping's values as the config spells them (strings).
-void write_yaml(std::ostream& o, const YAML::Node& n) {
+void write_config_json(std::ostream& o, const YAML::Node& n) {
   if (n.IsMap()) {
     o << "{";
     bool first = true;
     for (const auto& kv : n) {
       o << (first ? "" : ", ") << io::json_string(kv.first.Scalar()) << ": ";
-      write_yaml(o, kv.second);
+      write_config_json(o, kv.second);
       first = false;
     }
     o << "}";
   } else if (n.IsSequence()) {
     o << "[";
-    for (size_t i = 0; i < n.size(); ++i) o << (i ? ", " : "") << n[i].Scalar();
+    for (size_t i = 0; i < n.size(); ++i) {
+      o << (i ? ", " : "");
+      write_config_json(o, n[i]);
+    }
     o << "]";
+  } else if (n.IsNull() || !n.IsDefined()) {
+    o << "null";
   } else {
-    o << io::json_string(n.IsScalar() ? n.Scalar() : "");
+    o << io::json_string(n.Scalar());
   }
 }
+
+namespace {
 
 // A default as JSON of its type: numbers and booleans as such (yaml-cpp writes both in JSON's
 // spelling), lists of integers as arrays, words and text as strings.
 void write_value(std::ostream& o, const KeyInfo& k) {
   const bool plain = k.type == "integer" || k.type == "number" || k.type == "boolean";
-  if (plain && k.value.IsScalar()) o << k.value.Scalar();
-  else write_yaml(o, k.value);
+  if (plain && k.value.IsScalar()) {
+    o << k.value.Scalar();
+  } else if (k.type == "integers" && k.value.IsSequence()) {
+    o << "[";
+    for (size_t i = 0; i < k.value.size(); ++i) o << (i ? ", " : "") << k.value[i].Scalar();
+    o << "]";
+  } else {
+    write_config_json(o, k.value);
+  }
 }
 
 void write_keys(std::ostream& o, const std::vector<KeyInfo>& keys) {
