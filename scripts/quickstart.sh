@@ -14,8 +14,9 @@
 #   CLASSIFIER (default ~/.cache/hamgan/classifier_<config>.pt; SCORE=0 skips scoring).
 # Running it again resumes an unfinished run from the newest checkpoint in OUT (a larger
 # ITERATIONS trains a finished one further).
-# Then scores every checkpoint with a domain classifier (`hamgan fid --features`: domain FID
-# and class accuracy into OUT/scores.csv and OUT/scores.png); the classifier is trained once
+# Then scores every checkpoint with a domain classifier (`hamgan fid --features`, 2,000 samples:
+# domain FID, class accuracy, and precision/recall and density/coverage in its features, so
+# variety shows beside fidelity, into OUT/scores.csv and OUT/scores.png); the classifier is trained once
 # (about 2 minutes) and cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ if [ "${SCORE:-1}" != 0 ]; then
   clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_$(basename "$config" .yaml).pt}
   ensure_classifier "$build/hamgan" "$config" "$clf"
   "$build/hamgan" fid --real "$("$build/hamgan" info --config "$config" --get data.path)" --run "$out" \
-    --features "$clf" -n 1000
+    --features "$clf" -n 2000 --metrics fid,precision,recall,density,coverage,class_acc
 fi
 
 echo
@@ -54,5 +55,5 @@ echo "quickstart: done. Look in $out/:"
 echo "  samples/samples_*.png   sample grids (one row per class, fixed z; EMA generator)"
 echo "  metrics.jsonl           losses, mean D outputs, learning rates, images/s per report"
 echo "  checkpoints/ckpt_*.pt   the last checkpoints (run the script again to resume)"
-[ "${SCORE:-1}" != 0 ] && echo "  scores.csv, scores.png  domain FID and class accuracy of every checkpoint (EMA generator)"
+[ "${SCORE:-1}" != 0 ] && echo "  scores.csv, scores.png  domain FID, class accuracy, precision/recall, density/coverage of every checkpoint (EMA generator)"
 ls -1 "$out/samples" | tail -n 3 | sed "s|^|  latest: $out/samples/|"
