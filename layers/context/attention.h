@@ -20,8 +20,8 @@ enum class Projections { sagan, paper };
 
 struct AttentionOptions : ContextOptions {
   Projections projections = Projections::sagan;
-  int64_t qk_divisor = 8;  // SAGAN form: query/key channels = C / qk_divisor
-  int64_t v_divisor = 2;   // SAGAN form: value channels = C / v_divisor
+  int64_t qk_divisor = 8;
+  int64_t v_divisor = 2;
 };
 
 // Reads projections (sagan, and paper where the operator's paper form exists), qk_divisor

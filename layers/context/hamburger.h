@@ -24,17 +24,19 @@ namespace hamgan {
 
 enum class HamInit { random, fixed, online };
 
+// The keys' ranges and meanings are their rows beside parse_hamburger_options (hamburger.cpp);
+// the paper's symbols: groups S, d and r of Sec. 3.1 (d = 8r), steps K.
 struct HamburgerOptions : ContextOptions {
   std::shared_ptr<const Decomposition> ham;
-  int64_t groups = 1;      // S
-  int64_t d = 0;           // 0: the input channels C
-  int64_t r = 0;           // 0: d / 8 (Sec. 3.1: d = 8r)
-  int64_t steps = 6;       // K in training
-  int64_t eval_steps = 0;  // K in eval mode; 0: same as steps
+  int64_t groups = 1;
+  int64_t d = 0;
+  int64_t r = 0;
+  int64_t steps = 6;
+  int64_t eval_steps = 0;
   HamGrad grad = HamGrad::one_step;
   HamInit init = HamInit::random;
-  double momentum = 0.9;   // online update weight of the new batch mean
-  int64_t seed = -1;       // random/fixed D from a private generator when >= 0
+  double momentum = 0.9;
+  int64_t seed = -1;
 };
 
 class HamburgerImpl : public ContextModuleImpl {

@@ -11,7 +11,7 @@ namespace hamgan {
 
 struct NMFOptions {
   double inv_t = 1.0;            // 1/T of the initial softmax; App. F recommends T ~ 1
-  bool normalize_bases = false;  // random D columns scaled to unit L2 norm along d
+  bool normalize_bases = false;
 };
 
 class NMF : public Decomposition {

@@ -9,7 +9,7 @@
 namespace hamgan {
 
 struct SelfAttentionOptions : AttentionOptions {
-  bool pool = true;  // 2x2 max pool on keys and values
+  bool pool = true;
 };
 
 class SelfAttentionImpl : public AttentionImpl {

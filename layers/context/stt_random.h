@@ -7,8 +7,8 @@
 namespace hamgan {
 
 struct SttRandomOptions : SttCommonOptions {
-  bool learned = true;    // false: R is a fixed buffer (kept in checkpoints)
-  double init_std = 1.0;  // R ~ N(0, init_std^2)
+  bool learned = true;
+  double init_std = 1.0;
 };
 
 class SttRandomImpl : public SttAttentionImpl {

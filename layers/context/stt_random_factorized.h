@@ -9,7 +9,7 @@ namespace hamgan {
 
 struct SttRandomFactorizedOptions : SttCommonOptions {
   bool learned = true;
-  double init_std = 1.0;     // each R_i ~ N(0, init_std^2)
+  double init_std = 1.0;
   std::vector<int64_t> rows;  // empty: [H, W]
   std::vector<int64_t> cols;  // empty: [H, W]
 };
