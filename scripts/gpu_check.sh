@@ -148,6 +148,13 @@ if [ "$mode" != dry ]; then
   export_results
 fi
 
+# The device-side profile of the HamGAN step: device time per phase and Kineto's operators by
+# kernel time (bench train --profile), its Chrome trace compressed into EXPORT.
+step profile_imagenet128_hamgan 120 1 "$bin" bench train -c configs/imagenet128_hamgan.yaml --batch 256 --iters 5 \
+  --warmup 3 --profile --trace "$out/trace_imagenet128_hamgan.json" "${fast[@]}"
+[ "$mode" = dry ] || [ -z "$export" ] || [ ! -f "$out/trace_imagenet128_hamgan.json" ] ||
+  gzip -c "$out/trace_imagenet128_hamgan.json" > "$export/trace_imagenet128_hamgan.json.gz"
+
 # 5. Training on CUDA: bf16 autocast, channels-last, pinned loader; checkpoint, then resume.
 data=$bundle/data/fashion-mnist
 [ -d "$data" ] || data=/usr/share/datasets/fashion-mnist
