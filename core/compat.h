@@ -154,6 +154,9 @@ std::string cuda_device_name(c10::DeviceIndex device);
 // Makes `device` this process's current CUDA device (each rank its own GPU, before NCCL and
 // any allocation); nothing in a build without CUDA.
 void cuda_set_device(c10::DeviceIndex device);
+// The current CUDA stream of `device` as a cudaStream_t (hand-written kernels launch on it, in
+// order with LibTorch's own); hamgan::Error in a build without CUDA.
+void* cuda_current_stream(c10::DeviceIndex device);
 
 // Marks on `device`'s work queue, and the device time between consecutive marks: CUDA events
 // on the current stream (recording one does not wait for the GPU), the host clock on the CPU,

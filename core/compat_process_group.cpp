@@ -103,10 +103,12 @@ std::string without_backtrace(const std::exception& e) {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
+ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool nccl,
                            std::chrono::milliseconds timeout, bool host_store,
                            const std::string& key_prefix)
     : impl_(std::make_unique<Impl>()) {
+  if (nccl && !has_nccl())
+    fail("this LibTorch (", libtorch_description(), ") has no NCCL; the process group can be Gloo only");
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = host_store;
@@ -143,14 +145,13 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   if (!key_prefix.empty()) impl_->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, impl_->store);
   try {
 #ifdef HAMGAN_HAVE_NCCL
-    if (cuda) {
+    if (nccl) {
       auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
       nccl_opts->timeout = timeout;
       impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rank, world_size, nccl_opts);
       return;
     }
 #endif
-    (void)cuda;
     auto pg_opts = c10d::ProcessGroupGloo::Options::create();
     pg_opts->timeout = timeout;
     pg_opts->devices.push_back(
@@ -159,6 +160,14 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   } catch (const std::exception& e) {
     throw RendezvousError(without_backtrace(e), false);
   }
+}
+
+bool has_nccl() {
+#ifdef HAMGAN_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
 }
 
 bool ProcessGroup::nccl() const {
@@ -190,6 +199,7 @@ ProcessGroup::ProcessGroup(const std::string&, int, int, int, bool, std::chrono:
                            const std::string&) {
   fail("hamgan was built without Gloo (c10d); multi-process training is unavailable");
 }
+bool has_nccl() { return false; }
 bool ProcessGroup::nccl() const { return false; }
 void ProcessGroup::broadcast(torch::Tensor&) {}
 void ProcessGroup::all_reduce(torch::Tensor&) {}

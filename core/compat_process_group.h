@@ -21,16 +21,20 @@ class RendezvousError : public std::runtime_error {
   bool silent_store;
 };
 
+// Whether this LibTorch was built with NCCL (USE_C10D_NCCL and its headers).
+bool has_nccl();
+
 class ProcessGroup {
  public:
-  // Rendezvous through a TCPStore at addr:port, then NCCL when `cuda` and this LibTorch has it,
-  // else Gloo. A build without Gloo: hamgan::Error; a failed rendezvous: RendezvousError.
+  // Rendezvous through a TCPStore at addr:port, then NCCL when `nccl`, else Gloo (which also
+  // reduces CUDA tensors, staged through the host, so ranks may share a GPU). A build without
+  // Gloo, or `nccl` where has_nccl() is false: hamgan::Error; a failed rendezvous: RendezvousError.
   // `timeout` bounds each wait on a socket: the store's answer, the other ranks at the rendezvous
   // (one timeout in all, not one for the store and one for the group), and every collective.
   // `host_store`: this rank serves the store
   // (else it joins one served by another rank or by a launcher such as torchrun's agent);
   // `key_prefix`: the process group's keys live under it (a store shared with a launcher).
-  ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool cuda,
+  ProcessGroup(const std::string& addr, int port, int rank, int world_size, bool nccl,
                std::chrono::milliseconds timeout, bool host_store, const std::string& key_prefix);
   ~ProcessGroup();
   bool nccl() const;  // NCCL reduces device memory only

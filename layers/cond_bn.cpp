@@ -1,6 +1,7 @@
 #include "layers/cond_bn.h"
 
 #include "core/error.h"
+#include "layers/cbn_relu.h"
 
 namespace hamgan {
 
@@ -24,17 +25,21 @@ CondBatchNorm2dImpl::CondBatchNorm2dImpl(int64_t channels, CondSpec cond, double
   }
 }
 
+std::pair<torch::Tensor, torch::Tensor> CondBatchNorm2dImpl::gain_bias(const torch::Tensor& cond) {
+  if (cond_.kind == CondKind::labels) return {gain_emb_->forward(cond), bias_emb_->forward(cond)};
+  return {gain_lin_->forward(cond), bias_lin_->forward(cond)};
+}
+
 torch::Tensor CondBatchNorm2dImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  torch::Tensor gain, bias;
-  if (cond_.kind == CondKind::labels) {
-    gain = gain_emb_->forward(cond);
-    bias = bias_emb_->forward(cond);
-  } else {
-    gain = gain_lin_->forward(cond);
-    bias = bias_lin_->forward(cond);
-  }
+  const auto [gain, bias] = gain_bias(cond);
   const auto b = x.size(0), c = x.size(1);
   return batch_norm_2d(*bn_, x, reducer_) * (1 + gain.view({b, c, 1, 1})) + bias.view({b, c, 1, 1});
+}
+
+torch::Tensor CondBatchNorm2dImpl::forward_relu(const torch::Tensor& x, const torch::Tensor& cond) {
+  if (reducer_ || !fused_cbn_relu_pays(x)) return torch::relu(forward(x, cond));
+  const auto [gain, bias] = gain_bias(cond);
+  return cbn_relu(*bn_, x, 1 + gain, bias);
 }
 
 }  // namespace hamgan

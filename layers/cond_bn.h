@@ -22,10 +22,16 @@ class CondBatchNorm2dImpl : public torch::nn::Module {
   CondBatchNorm2dImpl(int64_t channels, CondSpec cond, double bn_eps, SNOptions sn);
   // cond: int64 labels (B) or a float matrix (B x dim), as given by the CondSpec.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond);
+  // relu(forward(x, cond)), fused where train.fused_cbn_relu says (layers/cbn_relu.h); the
+  // synchronised statistics of data parallel take the plain form.
+  torch::Tensor forward_relu(const torch::Tensor& x, const torch::Tensor& cond);
   // Non-null: training-mode statistics over all ranks (synchronised BN); not owned.
   void set_batch_reducer(BatchReducer* r) { reducer_ = r; }
 
  private:
+  // The per-sample gain and bias (B x C) of the condition.
+  std::pair<torch::Tensor, torch::Tensor> gain_bias(const torch::Tensor& cond);
+
   CondSpec cond_;
   BatchReducer* reducer_ = nullptr;
   torch::nn::BatchNorm2d bn_{nullptr};

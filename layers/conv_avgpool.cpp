@@ -1,5 +1,7 @@
 #include "layers/conv_avgpool.h"
 
+#include "core/compat.h"
+#include "core/error.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -11,6 +13,17 @@ torch::Tensor avgpool_folded_kernel(const torch::Tensor& w3) {
 
 torch::Tensor conv3x3_avgpool2(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias) {
   return torch::conv2d(x, avgpool_folded_kernel(w3), bias, /*stride=*/2, /*padding=*/1);
+}
+
+torch::Tensor avgpool2_conv1x1(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& bias) {
+  if (w1.dim() != 4 || w1.size(2) != 1 || w1.size(3) != 1)
+    fail("avgpool2_conv1x1: expected a [out, in, 1, 1] weight, got ", w1.sizes());
+  torch::Tensor w2;
+  {
+    compat::NoAutocast fp32;  // derive in the weight's precision (a quarter is exact); the convolution casts after
+    w2 = w1.expand({-1, -1, 2, 2}) * 0.25;
+  }
+  return torch::conv2d(x, w2, bias, /*stride=*/2);
 }
 
 }  // namespace hamgan

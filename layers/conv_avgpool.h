@@ -17,4 +17,13 @@ torch::Tensor avgpool_folded_kernel(const torch::Tensor& w3);
 // sizes floor as avg_pool2d does).
 torch::Tensor conv3x3_avgpool2(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias);
 
+// D's downsampling shortcut, conv2d(avg_pool2d(x, 2), w1, bias) for a 1x1 weight [out, in, 1, 1],
+// as one 2x2 convolution of stride 2 with w1 / 4 at each tap: both are linear, so pooling and
+// the 1x1 conv commute and the 2x2 kernel sums the four pixels the pool averaged. On a GPU it
+// removes avg_pool2d, whose channels-last backward is a slow kernel (the eager script's device
+// profile, docs/gpu/README.md), for 4x the 1x1's MACs (imagenet128_sagan's D forward: 6.15 ->
+// 6.35 GFLOP per image). Differentiable in w1, derived in its precision; any H, W (odd sizes
+// floor as avg_pool2d does).
+torch::Tensor avgpool2_conv1x1(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& bias);
+
 }  // namespace hamgan

@@ -1,8 +1,9 @@
 // BigGAN/SAGAN discriminator residual block:
 //   h = pool(conv2(relu(conv1(relu(x)))));  out = h + conv_sc(pool(x))
 // The first block of D is the "optimized" one (SNGAN): no pre-activation. Pooling is
-// 2x2 average; the last D block does not pool. In fp32, conv2 and the pooling run as one
-// strided convolution (layers/conv_avgpool.h), equal up to rounding.
+// 2x2 average; the last D block does not pool. Where folded convolutions apply
+// (layers/fold_taps.h), conv2 and the pooling run as one strided convolution, and so do the
+// shortcut's pooling and conv_sc (layers/conv_avgpool.h), equal up to rounding.
 #pragma once
 #include <torch/torch.h>
 

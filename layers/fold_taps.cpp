@@ -18,7 +18,13 @@ bool folded_conv_pays(const torch::Tensor& x) {
   const FoldPolicy p = fold_policy;
   if (p != FoldPolicy::WherePays) return p == FoldPolicy::Always;
   if (!compat::conv_runs_reduced(x)) return true;
-  return x.device().is_cpu() && !cpu_has_amx();
+  return x.device().is_cuda() || !cpu_has_amx();
+}
+
+bool folded_shortcut_pays(const torch::Tensor& x) {
+  const FoldPolicy p = fold_policy;
+  if (p != FoldPolicy::WherePays) return p == FoldPolicy::Always;
+  return x.device().is_cuda();
 }
 
 torch::Tensor fold_3x3_taps(const torch::Tensor& w3, std::initializer_list<double> taps, const char* who) {

@@ -17,12 +17,18 @@ enum class FoldPolicy {
 void set_folded_convs(FoldPolicy policy);
 
 // Whether a block folds its convolution for input x. Where the policy is WherePays: in fp32
-// always; under bf16 (or fp16) on a CPU without AMX (measured on an AVX-512 BF16 AMD EPYC: D's
-// fold 2.1-2.7x, G's 1.4-2x faster than the plain forms), but not where oneDNN runs the plain 3x3
-// on AMX tiles (a Xeon step was 5% slower folded), nor on a GPU (not yet measured there: the
-// folds remove the pool and upsample kernels and 2.25x / 2.25x of the MACs, but cuDNN's 3x3
-// kernels are its fastest; Always measures it).
+// always; under bf16 (or fp16) on a GPU (an H200's ImageNet-128 step, bf16 channels-last batch
+// 256: 1.21x for SAGAN and HamGAN, the pool's and upsampling's kernels and 2.25x of the MACs
+// gone) and on a CPU without AMX (measured on an AVX-512 BF16 AMD EPYC: D's fold 2.1-2.7x, G's
+// 1.4-2x faster than the plain forms), but not where oneDNN runs the plain 3x3 on AMX tiles (a
+// Xeon step was 5% slower folded).
 bool folded_conv_pays(const torch::Tensor& x);
+
+// Whether D's shortcut (2x2 pool, then 1x1 conv) also runs as one 2x2 stride-2 convolution, in
+// a block whose main path folds. WherePays: on GPUs, where the pool's channels-last backward is
+// a slow kernel (15% of an H200's ImageNet-128 step before folding); not on CPUs, where the 4x
+// MACs cost more than the pool (a D block's fp32 step 5-9% slower on a Xeon).
+bool folded_shortcut_pays(const torch::Tensor& x);
 
 // T W T^T for a [out, in, 3, 3] weight and the rows x 3 tap matrix `taps` (row-major); the
 // result is [out, in, rows, rows], in the weight's precision (outside autocast), differentiable

@@ -5,6 +5,23 @@
 
 namespace hamgan {
 
+void update_running_stats(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& mean, const torch::Tensor& var,
+                          const torch::Tensor& count) {
+  // as BatchNormImplBase::forward, with the caller's statistics
+  torch::NoGradGuard no_grad;
+  double m = bn.options.momentum().value_or(0.0);
+  if (bn.num_batches_tracked.defined()) {
+    bn.num_batches_tracked += 1;
+    // Cumulative average: only with momentum unset, which training never does (0.1) and
+    // standing statistics avoid (gan/models/standing_stats.cpp gives 1 / n itself).
+    // host read: only then.
+    if (!bn.options.momentum()) m = 1.0 / bn.num_batches_tracked.item<double>();
+  }
+  const torch::Tensor unbiased = var * (count / (count - 1)).to(var.scalar_type());
+  bn.running_mean.mul_(1 - m).add_(mean.to(bn.running_mean.scalar_type()), m);
+  bn.running_var.mul_(1 - m).add_(unbiased.to(bn.running_var.scalar_type()), m);
+}
+
 torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
                               BatchReducer& reducer) {
   const auto& o = bn.options;
@@ -40,20 +57,7 @@ torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tenso
   torch::Tensor y = xc * torch::rsqrt(var + o.eps()).view(cshape);
   if (o.affine()) y = y * bn.weight.view(cshape) + bn.bias.view(cshape);
 
-  if (bn.is_training() && track) {  // as BatchNormImplBase::forward, with global statistics
-    torch::NoGradGuard no_grad;
-    double m = o.momentum().value_or(0.0);
-    if (bn.num_batches_tracked.defined()) {
-      bn.num_batches_tracked += 1;
-      // Cumulative average: only with momentum unset, which training never does (0.1) and
-      // standing statistics avoid (gan/models/standing_stats.cpp gives 1 / n itself).
-      // host read: only then.
-      if (!o.momentum()) m = 1.0 / bn.num_batches_tracked.item<double>();
-    }
-    const torch::Tensor unbiased = var * (n / (n - 1)).to(var.scalar_type());
-    bn.running_mean.mul_(1 - m).add_(mean.to(bn.running_mean.scalar_type()), m);
-    bn.running_var.mul_(1 - m).add_(unbiased.to(bn.running_var.scalar_type()), m);
-  }
+  if (bn.is_training() && track) update_running_stats(bn, mean, var, n);
   return y;
 }
 

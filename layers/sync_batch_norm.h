@@ -14,6 +14,12 @@ namespace hamgan {
 torch::Tensor sync_batch_norm(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,
                               BatchReducer& reducer);
 
+// BN's running averages after a training step, from the batch's mean and biased variance over
+// `count` values per channel (a tensor: no host read): the unbiased variance, momentum's EMA, or
+// the cumulative average where momentum is unset.
+void update_running_stats(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& mean, const torch::Tensor& var,
+                          const torch::Tensor& count);
+
 // bn->forward(x) without a reducer, sync_batch_norm with one. A bf16/fp16 x (autocast) is
 // normalised in fp32: batch statistics and running averages keep fp32 precision.
 inline torch::Tensor batch_norm_2d(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x,

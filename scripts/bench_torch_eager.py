@@ -20,7 +20,8 @@ train`), with the device time per step from CUDA events beside the host's enqueu
 --config CFG: G and D as hamgan builds them for CFG (resolution, channels, classes, context
 types, resolutions and Hamburger d, r, K), read from `hamgan info -c CFG --get SECTION --json`.
 --json: one JSON line on stdout (images_per_s, ms_per_iteration, device_median_ms,
-host_median_ms, peak_mib, bound, params_g, params_d); the text lines go to stderr.
+host_median_ms, peak_mib, bound: device, host, undetermined or cpu, params_g, params_d); the text
+lines go to stderr.
 
   /usr/bin/python3 scripts/bench_torch_eager.py --threads 2 --context none,self_attention,ham_nmf
   ~/.cache/hamgan/torch2-venv/bin/python scripts/bench_torch_eager.py --amp auto --channels-last --compile
@@ -341,11 +342,11 @@ def bench(arch, label, args):
         host.sort()
         dmed, hmed = dev_ms[len(dev_ms) // 2], host[len(host) // 2]
         peak = torch.cuda.max_memory_allocated(dev) / 2**20
-        bound = "device" if hmed < 0.9 * dmed else "host"  # gan/bench/train_bench.cpp's rule
+        bound, verdict = step_bound(hmed, dmed)
         result.update(ms_per_iteration=wall, images_per_s=n * 1000.0 / wall, device_median_ms=dmed,
                       host_median_ms=hmed, peak_mib=peak, bound=bound)
         print(f"torch {mode}: {wall:.2f} ms/iteration; per step: device median {dmed:.2f} ms, host "
-              f"{hmed:.2f} ms to enqueue: {bound}-bound; peak {peak:.0f} MiB allocated, "
+              f"{hmed:.2f} ms to enqueue: {verdict}; peak {peak:.0f} MiB allocated, "
               f"{n * 1000.0 / wall:.1f} images/s", file=log, flush=True)
     else:
         ms = []
@@ -360,6 +361,18 @@ def bench(arch, label, args):
               f"{n * 1000.0 / med:.1f} images/s", file=log, flush=True)
     if args.json:
         print(json.dumps(result), flush=True)
+
+
+def step_bound(host_ms, device_ms):
+    """(word, verdict) by `hamgan bench train`'s rule (gan/bench/train_bench.h step_bound, unprofiled):
+    the times tell only when one is under 90% of the other; when they agree the host may have
+    blocked on the device's full launch queue or the device waited on the host."""
+    if host_ms < 0.9 * device_ms:
+        return "device", "device-bound"
+    if device_ms < 0.9 * host_ms:
+        return "host", "host-bound (the device waits for the host)"
+    return "undetermined", ("host and device agree: the host waited on the device's full launch queue, "
+                            "or the device on the host; a profile tells which")
 
 
 def main():

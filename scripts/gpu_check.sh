@@ -14,6 +14,10 @@
 #                build step's own (default 330: 16 cores; a 2-core machine needs ~900)
 #   EXPORT       a folder that gets summary.md and logs.tar.gz after every step (the device
 #                tool's $OUT: at most 8 files come back)
+#   QUICK=1      a lease's second look (about 6 minutes with the build): the speed table's rows
+#                for both configs, each switch only off (its `auto` is the bench row) and for
+#                HamGAN only, the profile and the two-rank run; no fmnist training, bf16-vs-fp32
+#                comparison, sampling or FID
 #   TORCH_PYTHON, BUNDLE, STRICT   as scripts/gpu_build.sh
 #   HAMGAN_INCEPTION   real FID Inception weights; without them random ones are written
 #                      (scripts/random_inception.py): the feature path and its speed, no FID value
@@ -85,7 +89,8 @@ quote build "gpu_build: (built|configured|audit)|hamgan: LibTorch"
 step version 30 0 "$bin" --version
 quote version "CUDA|bf16|hamgan" 3
 # 3. The GPU tests: CUDA against CPU in double, bf16 autocast, portable checkpoints, exact resume.
-step cuda_tests 150 1 "$build/tests/test_cuda_paths" --gtest_brief=1
+cuda_bins=$(cd tests/cuda && ls test_*.cpp | sed "s|^|$build/tests/|; s|\.cpp$||" | tr '\n' ' ')
+step cuda_tests 150 1 bash -c "rc=0; for t in $cuda_bins; do echo \"== \$t\"; \$t --gtest_brief=1 || rc=1; done; exit \$rc"
 quote cuda_tests "PASSED|FAILED|tests ran" 12
 
 # 4. Speed at the mission's size, as one table (scripts/speed_table.py; OUT/speed.md, rewritten
@@ -93,8 +98,17 @@ quote cuda_tests "PASSED|FAILED|tests ran" 12
 #    HamGAN, batch 256, bf16, channels-last, as hamgan's own training loop on a packed 128 px
 #    folder, as `hamgan bench train` (then with each bench switch on and off) and as the same
 #    model in eager PyTorch (scripts/bench_torch_eager.py). The rows' JSON: OUT/logs/speed/.
-speed_cfgs=(imagenet128_sagan imagenet128_hamgan)
-switches=(train.folded_convs train.cudnn_benchmark)  # bench switches: each adds a row =true and a row =false per config
+quick=${QUICK:-0}
+speed_cfgs=(imagenet128_hamgan imagenet128_sagan)
+# Bench switches: each adds a row =true and a row =false per config (QUICK: =false, HamGAN).
+switches=(train.fused_cbn_relu train.folded_convs train.cudnn_benchmark)
+switch_values=(true false)
+switch_cfgs=("${speed_cfgs[@]}")
+if [ "$quick" = 1 ]; then
+  switches=(train.fused_cbn_relu train.folded_convs)
+  switch_values=(false)
+  switch_cfgs=(imagenet128_hamgan)
+fi
 fast=(train.device=cuda train.amp=true train.channels_last=true)
 sp=$out/logs/speed
 classes=10
@@ -131,8 +145,8 @@ for cfg in "${speed_cfgs[@]}"; do
   speed_table
 done
 for key in "${switches[@]}"; do
-  for value in true false; do
-    for cfg in "${speed_cfgs[@]}"; do
+  for value in "${switch_values[@]}"; do
+    for cfg in "${switch_cfgs[@]}"; do
       json=$sp/$cfg.bench.$key=$value.json step "bench_${cfg}_$key=$value" 150 1 "$bin" bench train \
         -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 --json "${fast[@]}" "$key=$value"
       speed_table
@@ -161,6 +175,7 @@ data=$bundle/data/fashion-mnist
 common=(train.device=cuda train.channels_last=true train.checkpoint_every=20 train.sample_every=20
         train.log_every=10 "data.path=$data" --workers 4)
 run=$out/train
+if [ "$quick" != 1 ]; then
 step train 120 1 "$bin" train -c configs/fmnist32_hamgan.yaml --out "$run" "${common[@]}" train.amp=true train.iterations=40
 quote train "it/s|speed after" 2
 # Resumed, by the run's metrics.jsonl (appended by each session): the second session's reports
@@ -170,7 +185,42 @@ step resume 90 1 "$bin" train -c configs/fmnist32_hamgan.yaml --out "$run" "${co
 its = [r["iteration"] for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "iteration" in r]
 sys.exit(0 if 40 in its and its[-1] == 60 and its == sorted(set(its)) else 1)' "$run/metrics.jsonl" &&
     note "    resumed from the iteration-40 checkpoint" || note "    FAILED: the second run did not resume"; }
+fi
+# Data parallel on one GPU: two ranks over Gloo (train.dist_backend=gloo lets local ranks share
+# a GPU; NCCL refuses that), each with half the batch, against one rank with the whole batch.
+# The loader hands rank r rows [(2b + r)B, (2b + r + 1)B) of each epoch's order, so both runs
+# train on the same real images, and train.sync_bn=true gives G's BN the global batch's
+# statistics; but each rank draws its own fakes, and rank 0 logs the losses of its own half, so
+# the losses agree within the fakes' noise, not to rounding (tests/test_train_data_parallel.cpp
+# scripts the latents and checks the step itself to rounding, on the CPU).
+dp=(-c configs/fmnist32_hamgan.yaml "${common[@]}" train.amp=false train.iterations=20 train.sync_bn=true)
+step two_ranks 60 1 "$bin" train --out "$out/two_ranks" "${dp[@]}" train.batch_size=32 train.dist_backend=gloo --nproc 2
+quote two_ranks "share its|ranks met|finished at" 3
+step one_rank 60 1 "$bin" train --out "$out/one_rank" "${dp[@]}" train.batch_size=64
+if [ "$mode" = run ] && [ -f "$out/two_ranks/metrics.jsonl" ] && [ -f "$out/one_rank/metrics.jsonl" ]; then
+  "$py" - "$out" >> "$summary" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def by_iteration(run):
+    rows = (json.loads(l) for l in open(f"{out}/{run}/metrics.jsonl") if l.strip())
+    return {int(r["iteration"]): r for r in rows if "iteration" in r}
+print("    two ranks x 32 (Gloo, one GPU) against one rank x 64: same real images; rank 0 logs its own half, "
+      "and the fakes differ per rank, so within noise, not to rounding")
+try:
+    two, one = by_iteration("two_ranks"), by_iteration("one_rank")
+    for it in (10, 20):
+        for key in ("d_loss", "g_loss"):
+            a, b = two[it][key], one[it][key]
+            print(f"    iteration {it} {key}: 2 ranks {a:.4f}, 1 rank {b:.4f}, "
+                  f"rel. diff {abs(a - b) / max(abs(b), 1e-9):.3f}")
+except Exception as e:
+    print(f"    two_ranks against one_rank: could not compare ({e!r})")
+ck = "two_ranks/checkpoints/ckpt_000000020.pt"
+print(f"    rank 0's checkpoint {ck}: {'written' if os.path.exists(f'{out}/{ck}') else 'MISSING'}")
+PY
+fi
 
+if [ "$quick" != 1 ]; then
 # 6. bf16 against fp32: the same 100 iterations (seed, data); the mean losses of the last 50
 #    should agree to a few percent (the trajectories part at the first rounding difference).
 for amp in true false; do
@@ -213,6 +263,8 @@ step fid 150 1 "$bin" fid --real "$out/samples.npz" --checkpoint "$ck" --count 5
   --batch 250
 quote fid "images/s|FID" 3
 [ -n "$export" ] && [ -f "$out/grid.png" ] && cp "$out/grid.png" "$export/grid.png"
+
+fi
 
 note "- $failed step(s) failed; $((SECONDS)) s in all"
 export_results

@@ -8,9 +8,12 @@ wrote into DIR, per config a row for each of
   bench KEY=VALUE   CFG.bench.KEY=VALUE.json: the same with one switch set, for each --switch
                     KEY, VALUE true and false
   eager torch       CFG.eager.json: scripts/bench_torch_eager.py --json, the same model in PyTorch
-TFLOP/s of the train loop and eager torch rows: their images/s times the FLOPs per image of the
-config's bench row (`hamgan info`'s count, gan/train/step_cost.h), the same model. A row without
-its file (step failed, skipped or cut by the deadline) says so. Under the table, per config: eager
+TFLOP/s of every row: its images/s times the FLOPs per image of the config's bench row (`hamgan
+info`'s count, gan/train/step_cost.h: the folded convolutions' count whatever train.folded_convs
+says), one count per model, so the rows compare as their images/s do. The bound: who waits on
+whom, by `bench train`'s rule (gan/bench/train_bench.h step_bound) from the host's and device's
+ms per step and, where profiled, the device's busy share; "undetermined" where the two times
+agree unprofiled. A row without its file (step failed, skipped or cut by the deadline) says so. Under the table, per config: eager
 torch against bench, and the eager model's parameters against bench's (params_g, params_d in both
 JSON objects).
 
@@ -61,10 +64,32 @@ def num(v, fmt):
     return format(v, fmt) if abs(v) >= 1 or v == 0 else format(v, ".2g")  # a CPU's 0.0094 TFLOP/s
 
 
+BOUND_MARGIN = 0.9  # gan/bench/train_bench.h kBoundMargin: "clearly below" is under 90% of the other
+
+
+def step_bound(host_ms, device_ms, device_busy=None):
+    """gan/bench/train_bench.h step_bound's word: decided here from the JSON's figures, so files
+    from any version of `bench train` read alike."""
+    if host_ms < BOUND_MARGIN * device_ms:
+        return "device"
+    if device_ms < BOUND_MARGIN * host_ms:
+        return "host"
+    if device_busy is None:
+        return "undetermined"  # the host blocked on a full launch queue, or the device waited
+    return "device" if device_busy >= BOUND_MARGIN else "host"
+
+
 def steps_cell(r):
     if r.get("device_median_ms") is None or r.get("host_median_ms") is None:
         return "-"
-    return f"{r['host_median_ms']:.1f} / {r['device_median_ms']:.1f} ({r.get('bound', '?')})"
+    busy = r.get("device_busy")
+    if r.get("bound") == "cpu":
+        bound = "cpu"
+    else:
+        bound = step_bound(r["host_median_ms"], r["device_median_ms"], busy)
+        if busy is not None:
+            bound += f", device busy {100 * busy:.1f}%"
+    return f"{r['host_median_ms']:.1f} / {r['device_median_ms']:.1f} ({bound})"
 
 
 def table(d, configs, switches, settle):
@@ -73,8 +98,12 @@ def table(d, configs, switches, settle):
     notes = []
     for cfg in configs:
         bench = load_json(os.path.join(d, f"{cfg}.bench.json"))
-        flop_per_image = (bench["tflops"] / bench["images_per_s"]
-                          if bench and bench.get("images_per_s") and bench.get("tflops") else None)
+        switched = [(f"bench {key}={value}", load_json(os.path.join(d, f"{cfg}.bench.{key}={value}.json")))
+                    for key in switches for value in ("true", "false")]
+        # The bench row's count; without it a switch row's (a file from before the count was
+        # pinned to the folded forms carries the plain forms' with folded_convs=false).
+        counted = [r for r in [bench] + [r for _, r in switched] if r and r.get("images_per_s") and r.get("tflops")]
+        flop_per_image = counted[0]["tflops"] / counted[0]["images_per_s"] if counted else None
 
         def tflops(img_s):
             return img_s * flop_per_image if flop_per_image and img_s else None
@@ -88,15 +117,11 @@ def table(d, configs, switches, settle):
                        f"{num(tflops(t['images_per_s']), '.1f')} | - | - |")
         else:
             missing("train loop")
-        rows = [("bench", bench)]
-        for key in switches:
-            for value in ("true", "false"):
-                rows.append((f"bench {key}={value}", load_json(os.path.join(d, f"{cfg}.bench.{key}={value}.json"))))
-        for what, r in rows:
+        for what, r in [("bench", bench)] + switched:
             if not r:
                 missing(what)
                 continue
-            out.append(f"| {cfg} | {what} | {r['images_per_s']:.1f} | {num(r.get('tflops'), '.1f')} | "
+            out.append(f"| {cfg} | {what} | {r['images_per_s']:.1f} | {num(tflops(r['images_per_s']), '.1f')} | "
                        f"{num(r.get('peak_mib'), '.0f')} | {steps_cell(r)} |")
         e = load_json(os.path.join(d, f"{cfg}.eager.json"))
         if e:

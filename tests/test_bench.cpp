@@ -1,14 +1,17 @@
 // gan/bench: the operator profile of `hamgan bench train --profile` (calls counted per
 // operator, nested operators' time moved from the caller's self time to their own); the
-// device profile's attribution of kernels to the operators that launched them; the step
-// timing of `bench train` (batches made before the clock, phases of the step) and its JSON.
+// device profile's attribution of kernels to the operators that launched them and the device's
+// busy share; the step timing of `bench train` (batches made before the clock, phases of the
+// step), its verdict on who bounds the step, its FLOP count and its JSON.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "core/mac_counter.h"
 #include "gan/bench/device_profile.h"
 #include "gan/bench/op_profile.h"
 #include "gan/bench/train_bench.h"
@@ -16,7 +19,9 @@
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/trace.h"
+#include "gan/train/step_cost.h"
 #include "gan/train/trainer.h"
+#include "layers/fold_taps.h"
 #include "support/cli.h"
 #include "support/tiny_run.h"
 
@@ -77,6 +82,76 @@ TEST(DeviceProfile, KernelsCountForTheOperatorThatLaunchedThem) {
   EXPECT_EQ(p.kernels[0].calls, 2);
   EXPECT_DOUBLE_EQ(p.kernels[0].device_us, 90);
   for (size_t i = 1; i < p.kernels.size(); ++i) EXPECT_GE(p.kernels[i - 1].device_us, p.kernels[i].device_us);
+}
+
+// The device's busy share of its timeline: the union of the kernels' and copies' intervals
+// (two streams overlapping count once) over the span from the first start to the last end;
+// host operators do not count.
+TEST(DeviceProfile, BusyFractionIsTheUnionOfDeviceIntervalsOverTheirSpan) {
+  using compat::ProfiledEvent;
+  const std::vector<ProfiledEvent> events = {
+      {"aten::mm", false, 0, 500, 1, 0},     // host: its time is no device time
+      {"gemm_kernel", true, 100, 40, 0, 1},  // [100, 140)
+      {"copy_kernel", true, 120, 40, 0, 1},  // [120, 160): overlaps the gemm on another stream
+      {"memset", true, 200, 10, 0, 99},      // [200, 210), after a 40 us gap
+      {"tail_kernel", true, 230, 20, 0, 1},  // [230, 250), after a 20 us gap
+  };
+  const DeviceProfile p = device_profile_of(events);
+  EXPECT_DOUBLE_EQ(p.span_us, 250 - 100);
+  EXPECT_DOUBLE_EQ(p.busy_us, 60 + 10 + 20);
+  EXPECT_DOUBLE_EQ(p.busy_fraction(), 90.0 / 150.0);
+  EXPECT_DOUBLE_EQ(p.device_us, 40 + 40 + 10 + 20);  // the kernels' summed time, overlaps twice
+  EXPECT_EQ(device_profile_of({{"aten::mm", false, 0, 5, 1, 0}}).busy_fraction(), -1);  // nothing ran
+}
+
+// Who bounds a CUDA step: the two times decide when one is clearly (under 90% of) the other;
+// when they agree only the device's busy share can tell a host blocked on a full launch queue
+// (the H200's ImageNet-128 step: host 242.05, device 242.16 ms, the device busy 99.7%) from a
+// device idling between the host's launches, and unprofiled the verdict says so.
+TEST(TrainBench, StepBoundNeedsTheDeviceBusyWhereHostAndDeviceAgree) {
+  EXPECT_EQ(step_bound(50, 100, -1).word, "device");
+  EXPECT_EQ(step_bound(89.9, 100, -1).word, "device");
+  EXPECT_EQ(step_bound(50, 100, 0.3).word, "device");  // clear times: the busy share is not needed
+  EXPECT_EQ(step_bound(100, 50, -1).word, "host");
+  EXPECT_EQ(step_bound(100, 89.9, 0.99).word, "host");
+  for (const auto& [host, device] : {std::pair{242.05, 242.16}, {91.0, 100.0}, {100.0, 91.0}, {0.0, 0.0}}) {
+    const StepBound agree = step_bound(host, device, -1);
+    EXPECT_EQ(agree.word, "undetermined") << host << " / " << device;
+    EXPECT_NE(agree.verdict.find("--profile tells which"), std::string::npos) << agree.verdict;
+  }
+  const StepBound queue = step_bound(242.05, 242.16, 0.997);
+  EXPECT_EQ(queue.word, "device");
+  EXPECT_NE(queue.verdict.find("busy 99.7%"), std::string::npos) << queue.verdict;
+  EXPECT_NE(queue.verdict.find("full launch queue"), std::string::npos) << queue.verdict;
+  EXPECT_EQ(step_bound(242.05, 242.16, 0.9).word, "device");
+  const StepBound idle = step_bound(242.05, 242.16, 0.6);
+  EXPECT_EQ(idle.word, "host");
+  EXPECT_NE(idle.verdict.find("busy 60.0%"), std::string::npos) << idle.verdict;
+}
+
+// `hamgan info`'s FLOPs per image are one count per config: the folded forms', whatever
+// train.folded_convs says, though the plain forms run more MACs (else the TFLOP/s of a run
+// without the folds would credit it with FLOPs the folded run of the same model skips).
+TEST(StepCost, OneCountWhateverTheFoldPolicy) {
+  Config cfg = test::tiny();
+  std::vector<double> totals;
+  for (const FoldPolicy f : {FoldPolicy::WherePays, FoldPolicy::Always, FoldPolicy::Never}) {
+    cfg.train.folded_convs = f;
+    totals.push_back(training_step_cost(cfg).total());
+  }
+  EXPECT_EQ(totals[1], totals[0]);
+  EXPECT_EQ(totals[2], totals[0]);
+  const StepCost c = training_step_cost(cfg);  // leaves the policy at the config's: Never
+  torch::NoGradGuard no_grad;
+  Generator g(cfg.model, cfg.generator);
+  int64_t plain = 0;
+  {
+    MacCounter mc;
+    g->forward(torch::zeros({1, g->z_dim()}), torch::zeros({1}, torch::kLong));
+    plain = mc.macs();
+  }
+  set_folded_convs(FoldPolicy::WherePays);  // the process's default, for the tests after
+  EXPECT_GT(2.0 * static_cast<double>(plain), c.g_forward);
 }
 
 // Batches are made once, before any clock, and handed out in turn on the training device.
@@ -144,7 +219,7 @@ TEST(TrainBench, JsonIsOneObjectPythonReads) {
   const std::string json = dir + "/bench.json";
   std::ofstream(json) << out;
   const std::string py = "import json,sys\nd=json.load(open(sys.argv[1]))\n"
-                         "assert d['iters']==2 and d['batch']==4 and d['bound']=='cpu', d\n"
+                         "assert d['iters']==2 and d['batch']==4 and d['bound']=='cpu' and d['device_busy'] is None, d\n"
                          "assert abs(d['images_per_s']-d['batch']*d['n_dis']*1000/d['ms_per_iteration'])<1e-3*d['images_per_s'], d\n"
                          "assert [p['phase'] for p in d['phases']][0]=='real batch and latents', d\n"
                          "assert (d['params_g'], d['params_d'])==(" + std::to_string(params_g) + ", " +

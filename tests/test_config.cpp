@@ -67,6 +67,7 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"{}", {"generator.context.type=stt_mixture", "generator.context.paper=false"}, {"command-line override", "'generator.context.paper'", "use projections: paper|sagan"}},
       {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
       {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
+      {"{}", {"train.dist_backend=mpi"}, {"command-line override", "'train.dist_backend'", "auto, nccl, gloo", "'mpi'"}},
       {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},
       {"{}", {"generator.ch=-3"}, {"command-line override", "'generator.ch'", "[1, 4096]", "-3"}},
       {"{}", {"generator.chh=3"}, {"command-line override", "'generator.chh'", "unknown key"}},
@@ -332,6 +333,7 @@ TEST(Config, WordKeysReadEveryWordOfTheirTable) {
   check("train", "amp", kAmpWords, [](const Config& c) { return c.train.amp; });
   check("train", "folded_convs", kFoldWords, [](const Config& c) { return c.train.folded_convs; });
   check("train", "device", kDeviceWords, [](const Config& c) { return c.train.device; });
+  check("train", "dist_backend", kDistBackendWords, [](const Config& c) { return c.train.dist_backend; });
   check("train", "loss", kLossWords, [](const Config& c) { return c.train.loss; });
   check("train", "lr_decay", kLrDecayWords, [](const Config& c) { return c.train.lr_decay; });
   // eval.best_metric: a name of the metric registry's table columns (metrics/registry.cpp).

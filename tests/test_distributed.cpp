@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/compat_process_group.h"
 #include "core/error.h"
 #include "gan/config/config.h"
 #include "gan/models/discriminator.h"
@@ -245,5 +246,57 @@ TEST(Distributed, EachRankGetsItsOwnGpuOrAClearError) {
     }
     EXPECT_NE(e.find("local rank 1: train.device " + std::string(dev) + " gives each rank"), std::string::npos) << e;
     EXPECT_NE(e.find("--nproc 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("train.dist_backend=gloo"), std::string::npos) << e;  // the way to share the GPU
   }
+}
+
+// train.dist_backend: only Gloo lets local ranks share GPUs (local rank r on cuda:(r % GPUs)),
+// since it stages CUDA tensors through the host; auto and nccl keep one GPU per local rank.
+// nccl needs CUDA and a LibTorch with NCCL, and says so naming the key. GPU counts are injected.
+TEST(Distributed, OnlyGlooRanksShareGpus) {
+  const auto error = [](const char* dev, int rank, int64_t gpus, const char* backend) {
+    try {
+      train_device(dev, rank, gpus, backend);
+    } catch (const Error& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  };
+  // gloo: two ranks on one GPU, five on two, round-robin.
+  EXPECT_EQ(train_device("cuda", 0, 1, "gloo"), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("cuda", 1, 1, "gloo"), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("auto", 1, 1, "gloo"), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("auto", 4, 2, "gloo"), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("cuda", 3, 2, "gloo"), torch::Device(torch::kCUDA, 1));
+  EXPECT_EQ(train_device("auto", 3, 0, "gloo"), torch::Device(torch::kCPU));  // no GPU: the CPU, over Gloo
+  // auto: one GPU per local rank, as before; more ranks than GPUs names the key that shares them.
+  EXPECT_EQ(train_device("cuda", 1, 2, "auto"), torch::Device(torch::kCUDA, 1));
+  for (const char* dev : {"cuda", "auto"}) {
+    const std::string e = error(dev, 2, 2, "auto");
+    EXPECT_NE(e.find("local rank 2: train.device " + std::string(dev)), std::string::npos) << e;
+    EXPECT_NE(e.find("--nproc 2"), std::string::npos) << e;
+    EXPECT_NE(e.find("train.dist_backend=gloo"), std::string::npos) << e;
+  }
+  // nccl: where this LibTorch has NCCL, one GPU per local rank; else an error naming the key.
+  if (compat::has_nccl()) {
+    EXPECT_EQ(train_device("cuda", 1, 2, "nccl"), torch::Device(torch::kCUDA, 1));
+    const std::string e = error("cuda", 1, 1, "nccl");
+    EXPECT_NE(e.find("local rank 1: train.device cuda gives each rank"), std::string::npos) << e;
+    EXPECT_NE(e.find("train.dist_backend=gloo"), std::string::npos) << e;
+  } else {
+    const std::string e = error("cuda", 0, 2, "nccl");
+    EXPECT_NE(e.find("train.dist_backend=nccl"), std::string::npos) << e;
+    EXPECT_NE(e.find("without NCCL"), std::string::npos) << e;
+  }
+  // nccl on the CPU: an error naming the key, with or without GPUs.
+  for (const auto& [dev, gpus] : {std::pair<const char*, int64_t>{"cpu", 2}, {"auto", 0}}) {
+    const std::string e = error(dev, 0, gpus, "nccl");
+    EXPECT_NE(e.find("train.dist_backend=nccl reduces CUDA tensors only"), std::string::npos) << e;
+    EXPECT_NE(e.find("train.device " + std::string(dev)), std::string::npos) << e;
+  }
+  // The CPU over auto or gloo, and one process whatever the backend: as without the key.
+  EXPECT_EQ(train_device("cpu", 3, 1, "auto"), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cpu", 3, 1, "gloo"), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cpu", -1, 1, "nccl"), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cuda", -1, 1, "nccl"), torch::Device(torch::kCUDA));
 }

@@ -100,12 +100,14 @@ TEST(Blocks, GradcheckDoubleGBlockEval) {
 }
 
 namespace {
-// A folded convolution against its plain form: both sum k = 9c products in another order, each
-// erring by at most ~k u |x||w| (u the unit roundoff), typically sqrt(k) u |x||w|; bounded per
-// element at 4 sqrt(k) u times `mag`, the same sums over |x| and |w| plus |bias|.
-void expect_within_rounding(const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& mag, int64_t c) {
+// A folded convolution against its plain form: both sum k = taps * c products (9c for a 3x3,
+// 4c for the pooled 1x1) in another order, each erring by at most ~k u |x||w| (u the unit
+// roundoff), typically sqrt(k) u |x||w|; bounded per element at 4 sqrt(k) u times `mag`, the
+// same sums over |x| and |w| plus |bias|.
+void expect_within_rounding(const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& mag, int64_t c,
+                            double taps = 9) {
   const double u = got.scalar_type() == torch::kDouble ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-  const torch::Tensor bound = 4 * std::sqrt(9.0 * c) * u * mag;
+  const torch::Tensor bound = 4 * std::sqrt(taps * c) * u * mag;
   EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
       << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
 }
@@ -147,6 +149,85 @@ TEST(ConvAvgPool, GradcheckDouble) {
   const auto g1 = grads(conv3x3_avgpool2(x, w, b)),
              g2 = grads(torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2}));
   for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
+}
+
+// D's shortcut folded, one 2x2 stride-2 convolution, against pool-then-1x1-conv: even and odd
+// sizes, NCHW and channels-last, float64 and fp32; values and the gradients of x, w and b.
+TEST(AvgPoolConv1x1, MatchesPoolThenConv) {
+  torch::manual_seed(9);
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
+      const int64_t c = shape[1];
+      for (bool cl : {false, true}) {
+        SCOPED_TRACE(cl ? "channels-last" : "NCHW");
+        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
+        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
+        x.requires_grad_(true);
+        const torch::Tensor w = torch::randn({6, c, 1, 1}, x.options()).requires_grad_(true);
+        const torch::Tensor b = torch::randn({6}, x.options()).requires_grad_(true);
+        const torch::Tensor want = torch::conv2d(torch::avg_pool2d(x, {2, 2}), w, b);
+        const torch::Tensor got = avgpool2_conv1x1(x, w, b);
+        ASSERT_EQ(got.sizes(), want.sizes());
+        expect_within_rounding(got, want, torch::conv2d(torch::avg_pool2d(x.abs(), {2, 2}), w.abs()) + b.abs().view({-1, 1, 1}),
+                               c, 4);
+        if (dtype != torch::kDouble) continue;
+        const torch::Tensor r = torch::randn_like(want);
+        const auto g1 = torch::autograd::grad({got}, {x, w, b}, {r}), g2 = torch::autograd::grad({want}, {x, w, b}, {r});
+        for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << "gradient " << i;
+      }
+    }
+  }
+  // Without a bias too, and a weight that is not 1x1 is refused by name.
+  const torch::Tensor x = torch::randn({1, 2, 4, 5}, torch::kDouble), w = torch::randn({3, 2, 1, 1}, torch::kDouble);
+  EXPECT_TRUE(close(avgpool2_conv1x1(x, w, {}), torch::conv2d(torch::avg_pool2d(x, {2, 2}), w), 1e-12, 1e-12));
+  EXPECT_THROW(avgpool2_conv1x1(x, torch::randn({3, 2, 3, 3}, torch::kDouble), {}), std::exception);
+}
+
+TEST(AvgPoolConv1x1, GradcheckDouble) {
+  torch::manual_seed(10);
+  torch::Tensor x = torch::randn({2, 3, 5, 6}, torch::kDouble).requires_grad_(true);
+  torch::Tensor w = torch::randn({4, 3, 1, 1}, torch::kDouble).requires_grad_(true);
+  torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return avgpool2_conv1x1(x, w, b); }, {x, w, b}));
+  torch::Tensor xc = x.detach().contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return avgpool2_conv1x1(xc, w, b); }, {xc, w, b}));
+}
+
+namespace {
+// Sets the process-wide fold policy for a scope, restoring auto after.
+struct FoldScope {
+  explicit FoldScope(FoldPolicy p) { set_folded_convs(p); }
+  ~FoldScope() { set_folded_convs(FoldPolicy::WherePays); }
+};
+}  // namespace
+
+// A downsampling DBlock folded (main path and shortcut) against the same block as written, in
+// float64: output and every gradient (input and parameters) equal up to rounding. Eval mode, so
+// spectral norm's power iteration leaves u, v as they were between the two forwards.
+TEST(Blocks, FoldedDBlockEqualsPlainDBlock) {
+  torch::manual_seed(11);
+  for (bool preactivation : {false, true}) {
+    SCOPED_TRACE(preactivation ? "pre-activation" : "optimized first block");
+    DBlock m(3, 5, preactivation, true, kSN);
+    m->to(torch::kDouble);
+    m->eval();
+    const torch::Tensor x = torch::randn({2, 3, 8, 6}, torch::kDouble).requires_grad_(true);
+    std::vector<torch::Tensor> inputs{x};
+    for (const auto& p : m->parameters()) inputs.push_back(p);
+    const torch::Tensor r = torch::randn({2, 5, 4, 3}, torch::kDouble);
+    const auto run = [&](FoldPolicy p) {
+      FoldScope scope(p);
+      const torch::Tensor y = m->forward(x);
+      auto g = torch::autograd::grad({y}, inputs, {r});
+      g.insert(g.begin(), y);
+      return g;
+    };
+    const auto folded = run(FoldPolicy::Always), plain = run(FoldPolicy::Never);
+    ASSERT_EQ(folded.size(), plain.size());
+    for (size_t i = 0; i < folded.size(); ++i)
+      EXPECT_TRUE(close(folded[i], plain[i], 1e-12, 1e-12)) << (i ? "gradient " + std::to_string(i - 1) : "output");
+  }
 }
 
 namespace {
@@ -198,11 +279,13 @@ TEST(FoldedConv, Bf16AutocastWithinItsRounding) {
     const torch::Tensor x = torch::randn(shape).contiguous(torch::MemoryFormat::ChannelsLast);
     const torch::Tensor w = torch::randn({6, c, 3, 3}), b = torch::randn({6});
     const auto xd = x.to(torch::kDouble), wd = w.to(torch::kDouble), bd = b.to(torch::kDouble);
-    torch::Tensor pooled, upsampled;
+    const torch::Tensor w1 = torch::randn({6, c, 1, 1}), w1d = w1.to(torch::kDouble);
+    torch::Tensor pooled, upsampled, shortcut;
     {
       compat::Autocast bf16(true, torch::kCPU);
       pooled = conv3x3_avgpool2(x, w, b);
       upsampled = upsample2_conv3x3(x, w, b);
+      shortcut = avgpool2_conv1x1(x, w1, b);
     }
     EXPECT_EQ(pooled.scalar_type(), torch::kBFloat16);
     const auto check = [&](const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& mag) {
@@ -213,6 +296,10 @@ TEST(FoldedConv, Bf16AutocastWithinItsRounding) {
           torch::avg_pool2d(torch::conv2d(xd.abs(), wd.abs(), {}, 1, 1), {2, 2}) + bd.abs().view({-1, 1, 1}));
     check(upsampled, torch::conv2d(nearest_up2(xd), wd, bd, 1, 1),
           torch::conv2d(nearest_up2(xd.abs()), wd.abs(), {}, 1, 1) + bd.abs().view({-1, 1, 1}));
+    // (The shortcut sums 4c products, fewer than the 9c the slack allows for.)
+    EXPECT_EQ(shortcut.scalar_type(), torch::kBFloat16);
+    check(shortcut, torch::conv2d(torch::avg_pool2d(xd, {2, 2}), w1d, bd),
+          torch::conv2d(torch::avg_pool2d(xd.abs(), {2, 2}), w1d.abs()) + bd.abs().view({-1, 1, 1}));
   }
 }
 

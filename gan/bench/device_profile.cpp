@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 namespace hamgan {
 
@@ -37,8 +38,10 @@ DeviceProfile device_profile_of(const std::vector<compat::ProfiledEvent>& events
       t.calls += 1;
     }
   DeviceProfile p;
+  std::vector<std::pair<double, double>> spans;  // each device event's [start, end)
   for (const auto& e : events) {
     if (!e.on_device) continue;
+    spans.emplace_back(e.start_us, e.start_us + e.duration_us);
     p.device_us += e.duration_us;
     DeviceTime& k = kernels[e.name];
     k.name = e.name;
@@ -56,6 +59,16 @@ DeviceProfile device_profile_of(const std::vector<compat::ProfiledEvent>& events
                                    [](const DeviceTime& t) { return t.device_us <= 0; }),
                     p.operators.end());
   p.kernels = sorted(kernels);
+  // The union of the intervals: streams may overlap, and a gap is time the device waited.
+  std::sort(spans.begin(), spans.end());
+  double covered_to = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const auto [a, b] = spans[i];
+    if (i == 0) covered_to = a;
+    p.busy_us += std::max(0.0, b - std::max(a, covered_to));
+    covered_to = std::max(covered_to, b);
+  }
+  if (!spans.empty()) p.span_us = covered_to - spans.front().first;
   return p;
 }
 
@@ -65,6 +78,9 @@ void print_device_profile(const DeviceProfile& p, int64_t steps, size_t rows) {
   if (p.unattributed_us > 0)
     std::printf(" (%.1f%% from kernels of no recorded operator)", 100.0 * p.unattributed_us / p.device_us);
   std::printf("\n");
+  if (p.span_us > 0)
+    std::printf("device busy %.1f%% of its timeline (%.3f ms of kernels, copies and memsets in %.3f ms per step)\n",
+                100.0 * p.busy_fraction(), p.busy_us * per / 1000, p.span_us * per / 1000);
   print_table("operator (by the device time of the kernels it launched)", p.operators, p.device_us, steps, rows);
   std::printf("\n");
   print_table("kernel (by device time)", p.kernels, p.device_us, steps, rows);

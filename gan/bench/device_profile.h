@@ -21,6 +21,11 @@ struct DeviceProfile {
   std::vector<DeviceTime> kernels;    // by device time, largest first
   double device_us = 0;               // every kernel's time
   double unattributed_us = 0;         // kernels whose launching operator was not recorded
+  // The device's timeline: span_us from the first kernel's start to the last one's end, busy_us
+  // the part of it covered by kernels, copies or memsets (overlapping ones counted once).
+  double span_us = 0, busy_us = 0;
+  // busy_us / span_us: near 1, the device never waited for the host; -1 when nothing ran.
+  double busy_fraction() const { return span_us > 0 ? busy_us / span_us : -1; }
 };
 
 DeviceProfile device_profile_of(const std::vector<compat::ProfiledEvent>& events);

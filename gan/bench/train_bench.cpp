@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -103,8 +104,21 @@ TrainBenchResult time_train_steps(Trainer& t, BatchSource& source, int64_t iters
   // Achieved model FLOP/s against the paper count of `hamgan info` (gan/train/step_cost.h).
   r.tflops = training_step_cost(cfg).total() * static_cast<double>(r.batch) / r.wall_ms * 1e-9;
   if (device.is_cuda()) r.peak_mib = static_cast<double>(compat::cuda_peak_allocated(device.index())) / (1 << 20);
-  r.bound = !device.is_cuda() ? "cpu" : r.host_median_ms < 0.9 * r.device_median_ms ? "device" : "host";
+  r.bound = device.is_cuda() ? step_bound(r.host_median_ms, r.device_median_ms, -1).word : "cpu";
   return r;
+}
+
+StepBound step_bound(double host_ms, double device_ms, double device_busy) {
+  char busy[96] = "";
+  if (device_busy >= 0) std::snprintf(busy, sizeof busy, "device busy %.1f%%", 100 * device_busy);
+  if (host_ms < kBoundMargin * device_ms) return {"device", "device-bound"};
+  if (device_ms < kBoundMargin * host_ms) return {"host", "host-bound (the device waits for the host)"};
+  if (device_busy >= kBoundMargin)
+    return {"device", std::string("device-bound (") + busy + "; the host blocked on a full launch queue)"};
+  if (device_busy >= 0) return {"host", std::string("host-bound (") + busy + ": it waited on the host's launches)"};
+  return {"undetermined",
+          "host and device agree: the host waited on the device's full launch queue, or the device on the "
+          "host; --profile tells which"};
 }
 
 std::vector<PhaseTime> time_step_phases(Trainer& t, BatchSource& source, int64_t iters) {
@@ -145,8 +159,8 @@ void print_result(const Config& cfg, const Trainer& t, const TrainBenchResult& r
               "%.1f images/s\n",
               static_cast<long long>(r.iters), static_cast<long long>(r.warmup), r.wall_ms, r.images_per_s);
   if (device.is_cuda())
-    std::printf("per step: device median %.2f ms, host %.2f ms to enqueue: %s-bound\n", r.device_median_ms,
-                r.host_median_ms, r.bound.c_str());
+    std::printf("per step: device median %.2f ms, host %.2f ms to enqueue: %s\n", r.device_median_ms,
+                r.host_median_ms, step_bound(r.host_median_ms, r.device_median_ms, r.device_busy).verdict.c_str());
   else
     std::printf("per step: median %.2f ms (on the CPU the host runs the device work)\n", r.device_median_ms);
   std::printf("model FLOPs %.3g per iteration: %.3g TFLOP/s\n",
@@ -171,6 +185,11 @@ std::string result_json(const Config& cfg, Trainer& t, const TrainBenchResult& r
     o << r.peak_mib;
   else
     o << "null";
+  o << ", \"device_busy\": ";
+  if (r.device_busy >= 0)
+    o << r.device_busy;
+  else
+    o << "null";
   o << ", \"bound\": " << io::json_string(r.bound) << ", \"phases\": [";
   for (size_t i = 0; i < phases.size(); ++i)
     o << (i ? ", " : "") << "{\"phase\": " << io::json_string(phases[i].phase) << ", \"calls\": " << phases[i].calls
@@ -188,16 +207,26 @@ void run_train_bench(const Config& cfg, const TrainBenchOptions& o) {
   Trainer t(cfg, device);
   // Distinct batches, so no step sees the last one's data; at most a few, to keep memory low.
   PremadeSource source(cfg, t.micro_batch(), std::min<int64_t>(4, cfg.train.n_dis * cfg.train.accumulate + 1), device);
-  const TrainBenchResult r = time_train_steps(t, source, o.iters, o.warmup);
+  TrainBenchResult r = time_train_steps(t, source, o.iters, o.warmup);
   std::vector<PhaseTime> phases;
   if (o.profile) phases = time_step_phases(t, source, o.iters);
+  // Apart from the timed iterations: the marks and the profiler cost time of their own.
+  std::optional<DeviceProfile> kernels;
+  if (o.profile && device.is_cuda()) {
+    compat::kineto_start(/*cuda=*/true);
+    for (int64_t i = 0; i < o.iters; ++i) t.step(source);
+    synchronize(device);
+    kernels = device_profile_of(compat::kineto_stop(o.trace));
+    // When host and device agree, the device's busy share says which of them waited.
+    r.device_busy = kernels->busy_fraction();
+    r.bound = step_bound(r.host_median_ms, r.device_median_ms, r.device_busy).word;
+  }
   if (o.json) {  // the phases ride in the object; the operator tables are for people
     std::fputs(result_json(cfg, t, r, phases).c_str(), stdout);
     return;
   }
   print_result(cfg, t, r);
   if (!o.profile) return;
-  // Apart from the timed iterations: the marks and the profiler cost time of their own.
   {
     double sum = 0;
     for (const auto& p : phases) sum += p.ms;
@@ -207,13 +236,9 @@ void run_train_bench(const Config& cfg, const TrainBenchOptions& o) {
                   p.calls > 1 ? (" (" + std::to_string(p.calls) + " per step)").c_str() : "");
     std::printf("  %-28s %9.3f ms\n", "all phases", sum);
   }
-  if (device.is_cuda()) {
-    compat::kineto_start(/*cuda=*/true);
-    for (int64_t i = 0; i < o.iters; ++i) t.step(source);
-    synchronize(device);
-    const DeviceProfile p = device_profile_of(compat::kineto_stop(o.trace));
+  if (kernels) {
     std::printf("\nKineto profile of %lld more steps:\n", static_cast<long long>(o.iters));
-    print_device_profile(p, o.iters, 30);
+    print_device_profile(*kernels, o.iters, 30);
   } else {
     OpProfile p;
     const auto a = Clock::now();

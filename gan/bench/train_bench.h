@@ -2,9 +2,9 @@
 // training loop runs them: real batches made before the clock (on the training device), N
 // steps enqueued back to back with one synchronisation at the end, the device time of each
 // step from marks on the device's queue (core/compat.h DeviceTimeline), and the host's time to
-// enqueue a step beside it, which says whether the step is bound by the device or the host.
-// --profile adds the device time per phase of the step and per operator and kernel
-// (gan/bench/device_profile.h).
+// enqueue a step beside it, which says whether the step is bound by the device or the host
+// where the two differ (step_bound). --profile adds the device time per phase of the step and
+// per operator and kernel, and on CUDA the device's busy share (gan/bench/device_profile.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,10 +25,25 @@ struct TrainBenchResult {
   double images_per_s = 0;      // batch * n_dis images per wall_ms
   double tflops = 0;            // `hamgan info`'s model FLOPs of a step per wall_ms
   double peak_mib = -1;         // CUDA: peak memory allocated in the timed steps; else -1
-  // "device": the host enqueues a step in under 90% of the device's time for it, so the
-  // device never waits; "host": the device waits for the host; "cpu": they are one.
-  std::string bound;
+  // --profile on CUDA: the share of the profiled steps' device span in which a kernel, copy or
+  // memset ran (DeviceProfile::busy_fraction); else -1.
+  double device_busy = -1;
+  std::string bound;  // step_bound(...).word; "cpu" on the CPU, where host and device are one
 };
+
+// Who waits on whom in a CUDA step, from the medians of the host's time to enqueue a step and
+// the device's time for it (marks on its queue), and the device's busy fraction where profiled
+// (< 0: not). The two times tell only when they differ by more than kBoundMargin: a host that
+// enqueues faster than the device runs leaves the device no gap (device-bound); a device that
+// finishes sooner waits for the host (host-bound). When they agree, either the host blocked on
+// the device's full launch queue (a step of thousands of kernels fills it) or the device idled
+// between the host's launches, and only the device's busy fraction separates the two.
+inline constexpr double kBoundMargin = 0.9;  // "clearly below": under 90% of the other
+struct StepBound {
+  std::string word;     // "device", "host", or "undetermined" (agree, not profiled): --json's bound
+  std::string verdict;  // the sentence `bench train` prints after the two times
+};
+StepBound step_bound(double host_ms, double device_ms, double device_busy);
 
 // Real batches made once, before any clock, then handed out in turn: the benchmark times the
 // step, not the data (the training loop's loader works ahead of it on other threads).

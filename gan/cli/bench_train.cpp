@@ -15,10 +15,11 @@ int bench_train(int argc, char** argv) {
   opts.add_options()("iters", "timed iterations", cxxopts::value<int64_t>()->default_value("20"))(
       "warmup", "untimed iterations first", cxxopts::value<int64_t>()->default_value("3"))(
       "profile", "then --iters more iterations for each of: device time per phase of the step, per "
-      "operator (and per kernel on CUDA)")(
+      "operator (and per kernel on CUDA, with the device's busy share: who bounds a step whose host and "
+      "device times agree)")(
       "trace", "with --profile: write the Kineto profiler's Chrome trace to this file",
       cxxopts::value<std::string>())(
-      "json", "print one JSON object (with --profile: and the phases) instead of the text");
+      "json", "print one JSON object (with --profile: and the phases, on CUDA device_busy) instead of the text");
   const auto parsed = parse_or_help(opts, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;

@@ -16,8 +16,8 @@ int train(int argc, char** argv) {
   add_config_options(opts, "configs/fmnist32_sagan.yaml");
   add_out_option(opts, "the run directory (checkpoints/, samples/, metrics.jsonl; resumed when it holds a run)");
   opts.add_options()("synthetic", "train on a synthetic dataset instead of data.*")(
-      "nproc", "data-parallel worker processes on this machine (Gloo); for many nodes start "
-               "each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
+      "nproc", "data-parallel worker processes on this machine (Gloo, or NCCL on CUDA: train.dist_backend); "
+               "for many nodes start each worker with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT instead",
       cxxopts::value<int>()->default_value("1"));
   add_workers_option(opts);
   const auto parsed = parse_or_help(opts, argc, argv);

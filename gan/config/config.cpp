@@ -20,8 +20,12 @@ const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSatur
 const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}, {AmpMode::Off, "false"}};
 const Words<FoldPolicy> kFoldWords = {
     {FoldPolicy::WherePays, "auto"}, {FoldPolicy::Always, "true"}, {FoldPolicy::Never, "false"}};
+const Words<FusePolicy> kFuseWords = {
+    {FusePolicy::WherePays, "auto"}, {FusePolicy::Always, "true"}, {FusePolicy::Never, "false"}};
 const Words<DeviceChoice> kDeviceWords = {
     {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}, {DeviceChoice::Auto, "auto"}};
+const Words<DistBackend> kDistBackendWords = {
+    {DistBackend::Auto, "auto"}, {DistBackend::Nccl, "nccl"}, {DistBackend::Gloo, "gloo"}};
 const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear, "linear"}};
 const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
                                             {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},

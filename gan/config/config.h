@@ -6,6 +6,7 @@
 
 #include "core/config_keys.h"
 #include "layers/context/context.h"
+#include "layers/cbn_relu.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -15,13 +16,16 @@ enum class InitScheme { Orthogonal, Xavier, Normal };  // model.init; Normal is 
 enum class GanLoss { Hinge, NonSaturating };            // train.loss (gan/train/losses.h)
 enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
+enum class DistBackend { Auto, Nccl, Gloo };            // train.dist_backend (gan/train/distributed.h)
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
 enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format; auto: from data.path
 extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<FoldPolicy> kFoldWords;
+extern const Words<FusePolicy> kFuseWords;
 extern const Words<DeviceChoice> kDeviceWords;
+extern const Words<DistBackend> kDistBackendWords;
 extern const Words<LrDecay> kLrDecayWords;
 extern const Words<DataFormat> kDataFormatWords;
 
@@ -76,8 +80,10 @@ struct TrainConfig {
   int64_t ema_standing_batches = 16;
   bool channels_last = true;
   FoldPolicy folded_convs = FoldPolicy::WherePays;
+  FusePolicy fused_cbn_relu = FusePolicy::WherePays;
   bool cudnn_benchmark = true;
   DeviceChoice device = DeviceChoice::Auto;
+  DistBackend dist_backend = DistBackend::Auto;
   int64_t log_every = 50;
   int64_t sample_every = 1000;
   bool tensorboard = true;

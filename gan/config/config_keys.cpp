@@ -117,14 +117,24 @@ const KeyTable<TrainConfig>& train_keys() {
       boolean("channels_last", &T::channels_last,
               "NHWC weights and images (gan/models/memory_format.h; faster on CPU and CUDA; results equal up to summation order)"),
       word("folded_convs", &T::folded_convs, kFoldWords,
-           "G's upsample + 3x3 conv and D's 3x3 conv + pool as one folded convolution (layers/fold_taps.h; fewer MACs; "
-           "results equal up to summation order): auto where measured faster, true everywhere (GPUs and AMX CPUs "
-           "included), false as written"),
+           "G's upsample + 3x3 conv, D's 3x3 conv + pool and its shortcut's pool + 1x1 conv each as one folded "
+           "convolution (layers/fold_taps.h; fewer MACs overall; results equal up to summation order): auto where "
+           "measured faster, true everywhere (GPUs and AMX CPUs included), false as written"),
+      word("fused_cbn_relu", &T::fused_cbn_relu, kFuseWords,
+           "G's conditional batch norm and the ReLU after it as one operation (layers/cbn_relu.h; 6 bytes moved per "
+           "element instead of about 46 under bf16; results equal up to rounding): auto on CUDA, true everywhere "
+           "(the CPU runs its ATen form), false as written; data parallel's synchronised statistics take the plain "
+           "form"),
       boolean("cudnn_benchmark", &T::cudnn_benchmark,
               "on CUDA: cuDNN times its convolution algorithms once for each shape and keeps the fastest (the step's "
               "shapes are fixed); false: its heuristic choice"),
       word("device", &T::device, kDeviceWords,
-           "where training runs; `auto`: CUDA when a GPU is visible; each rank on a machine gets its own GPU"),
+           "where training runs; `auto`: CUDA when a GPU is visible; each rank on a machine gets its own GPU (with "
+           "`dist_backend: gloo`, ranks may share them)"),
+      word("dist_backend", &T::dist_backend, kDistBackendWords,
+           "data parallel: the process group (gan/train/distributed.h); `auto`: NCCL on CUDA where this LibTorch has "
+           "it, else Gloo; `gloo`: Gloo also on CUDA, where local ranks may share GPUs (local rank r on cuda:(r % "
+           "GPUs); Gloo copies each all-reduce through the host); `nccl`: NCCL, one GPU per local rank"),
       integer("log_every", &T::log_every, 1, "iterations between progress lines and `metrics.jsonl` records"),
       integer("sample_every", &T::sample_every, 0, "iterations between sample grids in `samples/` (0: none)"),
       boolean("tensorboard", &T::tensorboard,

@@ -1,6 +1,6 @@
 // Multi-process data parallel over c10d: a TCPStore rendezvous and a process group: NCCL
-// for CUDA when LibTorch has it (USE_C10D_NCCL), else Gloo (CPU, and CUDA tensors through
-// Gloo's host staging). Rank 0 broadcasts parameters and buffers; gradients are averaged
+// for CUDA when LibTorch has it (USE_C10D_NCCL) and train.dist_backend allows, else Gloo (CPU,
+// and CUDA tensors through Gloo's host staging, which lets ranks share one GPU). Rank 0 broadcasts parameters and buffers; gradients are averaged
 // with all-reduce over flattened buckets.
 #pragma once
 #include <torch/torch.h>
@@ -39,17 +39,23 @@ struct DistEnv {
 };
 DistEnv dist_env_from_environment();
 // This rank's device: `device` (train.device: cpu, cuda or auto) resolved once. On CUDA each
-// local rank (local_rank >= 0) gets its own GPU, cuda:<local_rank>; more local ranks than GPUs
-// is an error (two ranks on one GPU fail in NCCL's first collective). local_rank -1: one
-// process. `gpus` -1: this machine's count (tests inject one).
-torch::Device train_device(const std::string& device, int local_rank = -1, int64_t gpus = -1);
+// local rank (local_rank >= 0) gets its own GPU, cuda:<local_rank>, and more local ranks than
+// GPUs is an error (NCCL refuses two ranks on one GPU: "Duplicate GPU detected"), unless
+// `backend` (train.dist_backend: auto, nccl or gloo) is gloo: Gloo stages CUDA tensors through
+// the host, so local rank r shares cuda:<r % GPUs>. nccl on the CPU, or where this LibTorch
+// has no NCCL, is an error. local_rank -1: one process (the backend plays no part).
+// `gpus` -1: this machine's count (tests inject one).
+torch::Device train_device(const std::string& device, int local_rank = -1, int64_t gpus = -1,
+                           const std::string& backend = "auto");
 // A TCP port on 127.0.0.1 that is free now (for a local rendezvous); hamgan::Error if none.
 int free_loopback_port();
 
 class DataParallel : public BatchReducer {
  public:
-  // `device`: where the tensors live; CUDA selects NCCL when available.
-  explicit DataParallel(const DistEnv& env, torch::Device device = torch::kCPU);
+  // `device`: where the tensors live (train_device's); `backend` (train.dist_backend): on CUDA,
+  // auto selects NCCL where this LibTorch has it, nccl always, gloo never; the CPU uses Gloo.
+  explicit DataParallel(const DistEnv& env, torch::Device device = torch::kCPU,
+                        const std::string& backend = "auto");
   ~DataParallel() override;
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }

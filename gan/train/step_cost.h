@@ -6,6 +6,11 @@
 //   D step (n_dis times): G forward without grad, D forward + backward on real and fake
 //                         = G + 2 * 3D
 //   G step:               G forward + backward, D forward + input backward = 3G + 2D
+// The count runs the folded convolutions (layers/fold_taps.h: G's upsample + 3x3 conv, D's 3x3
+// conv + pool; D's shortcut pools before its 1x1 conv), whatever train.folded_convs says: they compute the same function as the plain
+// forms with 2.25x fewer MACs in those layers, and one count per config keeps the TFLOP/s of
+// runs with and without the folds comparable (the plain forms' MACs would credit the slower
+// run with more FLOPs for the same images).
 #pragma once
 #include "gan/config/config.h"
 
@@ -19,7 +24,8 @@ struct StepCost {
   double total() const { return static_cast<double>(n_dis) * d_step() + g_step(); }
 };
 
-// Builds G and D from the config on the CPU and counts one forward of each at batch 1.
+// Builds G and D from the config on the CPU and counts one forward of each at batch 1. Leaves
+// the process-wide fold policy at cfg.train.folded_convs, as Trainer sets it.
 StepCost training_step_cost(const Config& cfg);
 
 }  // namespace hamgan

@@ -56,11 +56,13 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
   to.out_dir = job.out_dir;
   if (data) to.class_names = data->class_names();
   to.eval = job.eval;
-  to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1);
+  const std::string backend = word_of(job.cfg.train.dist_backend, kDistBackendWords);
+  to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1, -1,
+                           backend);
   if (to.device->is_cuda()) compat::cuda_set_device(to.device->index());  // before NCCL and any allocation
   std::unique_ptr<DataParallel> dp;
   if (env.enabled()) {
-    dp = std::make_unique<DataParallel>(env, *to.device);
+    dp = std::make_unique<DataParallel>(env, *to.device, backend);
     to.dp = dp.get();
   }
   train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit also ends here

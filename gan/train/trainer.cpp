@@ -52,6 +52,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   // Initial weights (and SN u/v) come from the global RNG, seeded for reproducibility.
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   set_folded_convs(cfg.train.folded_convs);
+  set_fused_cbn_relu(cfg.train.fused_cbn_relu);
   // The step's shapes never change, so cuDNN's one-off timing of each convolution's algorithms
   // (torch.backends.cudnn.benchmark) pays from the second step on; its heuristic pick may not.
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(cfg.train.cudnn_benchmark);
@@ -310,7 +311,9 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   RunDir dir(opt.out_dir, lead);
   Reporter report(cfg, opt.out, lead, opt.dp ? opt.dp->world_size() : 1, hooks.history);
   const torch::Device device =
-      opt.device ? *opt.device : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1);
+      opt.device ? *opt.device
+                 : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1, -1,
+                                word_of(tc.dist_backend, kDistBackendWords));
   StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp, /*agree_every_step=*/!device.is_cuda());
   // train.init_from is read before a new run's config.yaml is written: a bad file leaves nothing.
   std::optional<CheckpointData> init;

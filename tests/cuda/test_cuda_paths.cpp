@@ -78,9 +78,10 @@ TEST_F(Cuda, ForwardMatchesCpu) {
   EXPECT_TRUE(torch::allclose(o_gpu.cpu(), o_cpu, 1e-10, 1e-12));
 }
 
-// train.folded_convs=true on a GPU: D's conv + pool as one stride-2 convolution and G's
-// upsample + conv as the sub-pixel convolution equal the plain forms in double, values and
-// gradients (input, weight and bias), channels-last as the trainer runs them.
+// train.folded_convs=true on a GPU: D's conv + pool and its shortcut's pool + 1x1 conv each as
+// one stride-2 convolution and G's upsample + conv as the sub-pixel convolution equal the plain
+// forms in double, values and gradients (input, weight and bias), channels-last as the trainer
+// runs them.
 TEST_F(Cuda, FoldedConvsEqualPlainFormsForwardAndBackward) {
   const auto opt = torch::TensorOptions().dtype(torch::kDouble).device(kGpu);
   torch::manual_seed(3);
@@ -97,6 +98,15 @@ TEST_F(Cuda, FoldedConvsEqualPlainFormsForwardAndBackward) {
     const auto gp = torch::autograd::grad({plain}, {x, w, b}, {dy});
     for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(gf[i], gp[i], 1e-10, 1e-12)) << (up ? "upsample " : "pool ") << i;
   }
+  const auto x = torch::randn({2, 5, 8, 8}, opt).contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_();
+  const auto w = torch::randn({6, 5, 1, 1}, opt).requires_grad_(), b = torch::randn({6}, opt).requires_grad_();
+  const auto folded = avgpool2_conv1x1(x, w, b), plain = torch::conv2d(torch::avg_pool2d(x, {2, 2}), w, b);
+  ASSERT_EQ(folded.sizes(), plain.sizes()) << "shortcut";
+  EXPECT_TRUE(torch::allclose(folded, plain, 1e-10, 1e-12)) << "shortcut";
+  const auto dy = torch::randn_like(plain);
+  const auto gf = torch::autograd::grad({folded}, {x, w, b}, {dy});
+  const auto gp = torch::autograd::grad({plain}, {x, w, b}, {dy});
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(gf[i], gp[i], 1e-10, 1e-12)) << "shortcut " << i;
 }
 
 // bf16 autocast on CUDA: convolutions run in bf16, SN's sigma stays fp32, a step stays finite.

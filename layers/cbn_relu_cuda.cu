@@ -1,0 +1,236 @@
+// Kernels of the fused conditional BN + ReLU (layers/cbn_relu.h): one read of each input and
+// one write of each output per pass, arithmetic in the accumulation type (float for fp32, bf16
+// and fp16 activations; double for double), rounded once on the store.
+#include "layers/cbn_relu_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace hamgan::cuda {
+namespace {
+
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<double> { using type = double; };
+
+__device__ inline float load(const float* p, int64_t i) { return p[i]; }
+__device__ inline double load(const double* p, int64_t i) { return p[i]; }
+__device__ inline float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ inline float load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ inline void store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ inline void store(double* p, int64_t i, double v) { p[i] = v; }
+__device__ inline void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
+__device__ inline void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
+
+// The (sample, channel) of element i in memory order; Index is 32-bit where the tensor allows
+// (a division is several times cheaper than a 64-bit one).
+template <typename Index>
+__device__ inline void sample_channel(Index i, Index c, Index hw, bool cl, Index& n, Index& ch) {
+  if (cl) {
+    ch = i % c;
+    n = i / (hw * c);
+  } else {
+    ch = (i / hw) % c;
+    n = i / (c * hw);
+  }
+}
+
+template <typename T, typename Index>
+__global__ void forward_kernel(const T* __restrict__ x, const typename Acc<T>::type* __restrict__ scale,
+                               const typename Acc<T>::type* __restrict__ shift, T* __restrict__ y, Index total,
+                               Index c, Index hw, bool cl) {
+  using A = typename Acc<T>::type;
+  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<Index>(gridDim.x) * blockDim.x) {
+    Index n, ch;
+    sample_channel(i, c, hw, cl, n, ch);
+    const Index k = n * c + ch;
+    const A v = load(x, i) * scale[k] + shift[k];
+    store(y, i, v > A(0) ? v : A(0));
+  }
+}
+
+template <typename T, typename Index>
+__global__ void backward_kernel(const T* __restrict__ g, const T* __restrict__ y, const T* __restrict__ x,
+                                const typename Acc<T>::type* __restrict__ k1,
+                                const typename Acc<T>::type* __restrict__ k2,
+                                const typename Acc<T>::type* __restrict__ k3, T* __restrict__ dx, Index total,
+                                Index c, Index hw, bool cl) {
+  using A = typename Acc<T>::type;
+  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<Index>(gridDim.x) * blockDim.x) {
+    Index n, ch;
+    sample_channel(i, c, hw, cl, n, ch);
+    const A gm = load(y, i) > A(0) ? load(g, i) : A(0);
+    store(dx, i, gm * k1[n * c + ch] + load(x, i) * k2[ch] + k3[ch]);
+  }
+}
+
+// Channels-last: a block holds 32 channels of one sample (a warp reads 32 neighbours) and its 8
+// rows of threads walk the pixels; the rows' partial sums meet in shared memory.
+constexpr int kCols = 32, kRows = 8;
+template <typename T>
+__global__ void reduce_cl_kernel(const T* __restrict__ g, const T* __restrict__ y, const T* __restrict__ x,
+                                 typename Acc<T>::type* __restrict__ s0, typename Acc<T>::type* __restrict__ s1,
+                                 int64_t c, int64_t hw) {
+  using A = typename Acc<T>::type;
+  __shared__ A p0[kRows][kCols], p1[kRows][kCols];
+  const int64_t ch = blockIdx.x * static_cast<int64_t>(kCols) + threadIdx.x, n = blockIdx.y;
+  A a0 = 0, a1 = 0;
+  if (ch < c) {
+    for (int64_t p = threadIdx.y; p < hw; p += kRows) {
+      const int64_t i = (n * hw + p) * c + ch;
+      const A gm = load(y, i) > A(0) ? load(g, i) : A(0);
+      a0 += gm;
+      a1 += gm * load(x, i);
+    }
+  }
+  p0[threadIdx.y][threadIdx.x] = a0;
+  p1[threadIdx.y][threadIdx.x] = a1;
+  __syncthreads();
+  if (threadIdx.y == 0 && ch < c) {
+    for (int r = 1; r < kRows; ++r) {
+      a0 += p0[r][threadIdx.x];
+      a1 += p1[r][threadIdx.x];
+    }
+    s0[n * c + ch] = a0;
+    s1[n * c + ch] = a1;
+  }
+}
+
+// N C H W: a block per (sample, channel) over its contiguous pixels, a tree in shared memory.
+constexpr int kThreads = 256;
+template <typename T>
+__global__ void reduce_nchw_kernel(const T* __restrict__ g, const T* __restrict__ y, const T* __restrict__ x,
+                                   typename Acc<T>::type* __restrict__ s0, typename Acc<T>::type* __restrict__ s1,
+                                   int64_t hw) {
+  using A = typename Acc<T>::type;
+  __shared__ A p0[kThreads], p1[kThreads];
+  const int64_t k = blockIdx.x, base = k * hw;
+  A a0 = 0, a1 = 0;
+  for (int64_t p = threadIdx.x; p < hw; p += kThreads) {
+    const A gm = load(y, base + p) > A(0) ? load(g, base + p) : A(0);
+    a0 += gm;
+    a1 += gm * load(x, base + p);
+  }
+  p0[threadIdx.x] = a0;
+  p1[threadIdx.x] = a1;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      p0[threadIdx.x] += p0[threadIdx.x + s];
+      p1[threadIdx.x] += p1[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    s0[k] = p0[0];
+    s1[k] = p1[0];
+  }
+}
+
+const char* launched() {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+
+// Enough blocks to fill the GPU several times over; the loops stride over the rest.
+unsigned elementwise_blocks(int64_t total) {
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+}
+
+template <typename T>
+const char* forward_typed(const void* x, const void* scale, const void* shift, void* y, const CbnShape& s,
+                          cudaStream_t st) {
+  using A = typename Acc<T>::type;
+  const int64_t total = s.n * s.c * s.hw;
+  if (total == 0) return nullptr;
+  const auto* xt = static_cast<const T*>(x);
+  const auto *sc = static_cast<const A*>(scale), *sh = static_cast<const A*>(shift);
+  if (total < (int64_t{1} << 31))
+    forward_kernel<T, uint32_t><<<elementwise_blocks(total), kThreads, 0, st>>>(
+        xt, sc, sh, static_cast<T*>(y), static_cast<uint32_t>(total), static_cast<uint32_t>(s.c),
+        static_cast<uint32_t>(s.hw), s.channels_last);
+  else
+    forward_kernel<T, int64_t><<<elementwise_blocks(total), kThreads, 0, st>>>(xt, sc, sh, static_cast<T*>(y), total,
+                                                                               s.c, s.hw, s.channels_last);
+  return launched();
+}
+
+template <typename T>
+const char* reduce_typed(const void* g, const void* y, const void* x, void* s0, void* s1, const CbnShape& s,
+                         cudaStream_t st) {
+  using A = typename Acc<T>::type;
+  if (s.n * s.c == 0) return nullptr;
+  const auto *gt = static_cast<const T*>(g), *yt = static_cast<const T*>(y), *xt = static_cast<const T*>(x);
+  if (s.channels_last) {
+    const dim3 grid(static_cast<unsigned>((s.c + kCols - 1) / kCols), static_cast<unsigned>(s.n));
+    reduce_cl_kernel<T><<<grid, dim3(kCols, kRows), 0, st>>>(gt, yt, xt, static_cast<A*>(s0), static_cast<A*>(s1),
+                                                             s.c, s.hw);
+  } else {
+    reduce_nchw_kernel<T><<<static_cast<unsigned>(s.n * s.c), kThreads, 0, st>>>(
+        gt, yt, xt, static_cast<A*>(s0), static_cast<A*>(s1), s.hw);
+  }
+  return launched();
+}
+
+template <typename T>
+const char* backward_typed(const void* g, const void* y, const void* x, const void* k1, const void* k2,
+                           const void* k3, void* dx, const CbnShape& s, cudaStream_t st) {
+  using A = typename Acc<T>::type;
+  const int64_t total = s.n * s.c * s.hw;
+  if (total == 0) return nullptr;
+  const auto *gt = static_cast<const T*>(g), *yt = static_cast<const T*>(y), *xt = static_cast<const T*>(x);
+  const auto *a = static_cast<const A*>(k1), *b = static_cast<const A*>(k2), *d = static_cast<const A*>(k3);
+  if (total < (int64_t{1} << 31))
+    backward_kernel<T, uint32_t><<<elementwise_blocks(total), kThreads, 0, st>>>(
+        gt, yt, xt, a, b, d, static_cast<T*>(dx), static_cast<uint32_t>(total), static_cast<uint32_t>(s.c),
+        static_cast<uint32_t>(s.hw), s.channels_last);
+  else
+    backward_kernel<T, int64_t><<<elementwise_blocks(total), kThreads, 0, st>>>(
+        gt, yt, xt, a, b, d, static_cast<T*>(dx), total, s.c, s.hw, s.channels_last);
+  return launched();
+}
+
+}  // namespace
+
+const char* cbn_relu_forward(Dtype t, const void* x, const void* scale, const void* shift, void* y,
+                             const CbnShape& s, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case Dtype::f32: return forward_typed<float>(x, scale, shift, y, s, st);
+    case Dtype::f64: return forward_typed<double>(x, scale, shift, y, s, st);
+    case Dtype::bf16: return forward_typed<__nv_bfloat16>(x, scale, shift, y, s, st);
+    case Dtype::f16: return forward_typed<__half>(x, scale, shift, y, s, st);
+  }
+  return "cbn_relu_forward: unknown dtype";
+}
+
+const char* cbn_relu_reduce(Dtype t, const void* g, const void* y, const void* x, void* s0, void* s1,
+                            const CbnShape& s, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case Dtype::f32: return reduce_typed<float>(g, y, x, s0, s1, s, st);
+    case Dtype::f64: return reduce_typed<double>(g, y, x, s0, s1, s, st);
+    case Dtype::bf16: return reduce_typed<__nv_bfloat16>(g, y, x, s0, s1, s, st);
+    case Dtype::f16: return reduce_typed<__half>(g, y, x, s0, s1, s, st);
+  }
+  return "cbn_relu_reduce: unknown dtype";
+}
+
+const char* cbn_relu_backward(Dtype t, const void* g, const void* y, const void* x, const void* k1,
+                              const void* k2, const void* k3, void* dx, const CbnShape& s, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case Dtype::f32: return backward_typed<float>(g, y, x, k1, k2, k3, dx, s, st);
+    case Dtype::f64: return backward_typed<double>(g, y, x, k1, k2, k3, dx, s, st);
+    case Dtype::bf16: return backward_typed<__nv_bfloat16>(g, y, x, k1, k2, k3, dx, s, st);
+    case Dtype::f16: return backward_typed<__half>(g, y, x, k1, k2, k3, dx, s, st);
+  }
+  return "cbn_relu_backward: unknown dtype";
+}
+
+}  // namespace hamgan::cuda
