@@ -24,16 +24,14 @@ __device__ inline void store(double* p, int64_t i, double v) { p[i] = v; }
 __device__ inline void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
 __device__ inline void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
-// The (sample, channel) of element i in memory order; Index is 32-bit where the tensor allows
-// (a division is several times cheaper than a 64-bit one).
-template <typename Index>
-__device__ inline void sample_channel(Index i, Index c, Index hw, bool cl, Index& n, Index& ch) {
-  if (cl) {
-    ch = i % c;
-    n = i / (hw * c);
-  } else {
-    ch = (i / hw) % c;
-    n = i / (c * hw);
+// Calls f(i, channel, sample * C + channel) for every element i in memory order, striding over
+// the grid. Index is 32-bit where the tensor allows (its divisions are several times cheaper).
+template <typename Index, typename F>
+__device__ inline void each_element(Index total, Index c, Index hw, bool cl, F f) {
+  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<Index>(gridDim.x) * blockDim.x) {
+    const Index ch = cl ? i % c : (i / hw) % c;
+    f(i, ch, i / (c * hw) * c + ch);
   }
 }
 
@@ -42,14 +40,10 @@ __global__ void forward_kernel(const T* __restrict__ x, const typename Acc<T>::t
                                const typename Acc<T>::type* __restrict__ shift, T* __restrict__ y, Index total,
                                Index c, Index hw, bool cl) {
   using A = typename Acc<T>::type;
-  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<Index>(gridDim.x) * blockDim.x) {
-    Index n, ch;
-    sample_channel(i, c, hw, cl, n, ch);
-    const Index k = n * c + ch;
+  each_element(total, c, hw, cl, [&](Index i, Index, Index k) {
     const A v = load(x, i) * scale[k] + shift[k];
     store(y, i, v > A(0) ? v : A(0));
-  }
+  });
 }
 
 template <typename T, typename Index>
@@ -59,13 +53,10 @@ __global__ void backward_kernel(const T* __restrict__ g, const T* __restrict__ y
                                 const typename Acc<T>::type* __restrict__ k3, T* __restrict__ dx, Index total,
                                 Index c, Index hw, bool cl) {
   using A = typename Acc<T>::type;
-  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<Index>(gridDim.x) * blockDim.x) {
-    Index n, ch;
-    sample_channel(i, c, hw, cl, n, ch);
+  each_element(total, c, hw, cl, [&](Index i, Index ch, Index k) {
     const A gm = load(y, i) > A(0) ? load(g, i) : A(0);
-    store(dx, i, gm * k1[n * c + ch] + load(x, i) * k2[ch] + k3[ch]);
-  }
+    store(dx, i, gm * k1[k] + load(x, i) * k2[ch] + k3[ch]);
+  });
 }
 
 // Channels-last: a block holds 32 channels of one sample (a warp reads 32 neighbours) and its 8
