@@ -24,10 +24,12 @@ void set_folded_convs(FoldPolicy policy);
 // Xeon step was 5% slower folded).
 bool folded_conv_pays(const torch::Tensor& x);
 
-// Whether D's shortcut (2x2 pool, then 1x1 conv) also runs as one 2x2 stride-2 convolution, in
-// a block whose main path folds. WherePays: on GPUs, where the pool's channels-last backward is
-// a slow kernel (15% of an H200's ImageNet-128 step before folding); not on CPUs, where the 4x
-// MACs cost more than the pool (a D block's fp32 step 5-9% slower on a Xeon).
+// Whether the blocks' shortcuts fold too: D's (2x2 pool, then 1x1 conv) as one 2x2 stride-2
+// convolution in a block whose main path folds, G's nearest upsampling into its residual add
+// (layers/upsample_conv.h, the same sums). WherePays: on GPUs, where the pool's channels-last
+// backward is a slow kernel (15% of an H200's ImageNet-128 step before folding) and upsampling
+// writes a full-size tensor; not on CPUs, where D's 4x MACs cost more than the pool (a D block's
+// fp32 step 5-9% slower on a Xeon).
 bool folded_shortcut_pays(const torch::Tensor& x);
 
 // T W T^T for a [out, in, 3, 3] weight and the rows x 3 tap matrix `taps` (row-major); the

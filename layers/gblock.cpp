@@ -38,6 +38,8 @@ torch::Tensor GBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& c
   // Shortcut: a 1x1 conv and nearest upsampling are both per-pixel and commute exactly, so
   // convolving first costs 4x fewer MACs.
   torch::Tensor s = conv_sc_ ? conv_sc_->forward(x) : x;
+  // Where folds pay on the shortcut (GPUs), the upsampling joins the residual add.
+  if (upsample_ && folded_shortcut_pays(s)) return add_upsampled2(h, s);
   return h + (upsample_ ? upsample2(s) : s);
 }
 

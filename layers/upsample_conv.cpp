@@ -1,5 +1,6 @@
 #include "layers/upsample_conv.h"
 
+#include "core/error.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -65,6 +66,17 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
                                           bias.defined() ? bias.repeat({4}) : bias, 1, 1);
   const bool cl = x.is_contiguous(torch::MemoryFormat::ChannelsLast) && !x.is_contiguous();
   return Interleave::apply(all, w3.size(0), cl);
+}
+
+torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s) {
+  const auto n = h.size(0), c = h.size(1), hh = h.size(2), w = h.size(3);
+  if (s.dim() != 4 || s.size(0) != n || s.size(1) != c || 2 * s.size(2) != hh || 2 * s.size(3) != w)
+    fail("add_upsampled2: expected a shortcut of [", n, ", ", c, ", ", hh / 2, ", ", w / 2, "] for ", h.sizes(),
+         ", got ", s.sizes());
+  // Splitting H and W into (half, 2) is a view in either memory format; so is the sum's merge
+  // back, whose layout follows h's.
+  const torch::Tensor sum = h.view({n, c, hh / 2, 2, w / 2, 2}) + s.view({n, c, hh / 2, 1, w / 2, 1});
+  return sum.view({n, c, hh, w});
 }
 
 }  // namespace hamgan

@@ -19,4 +19,10 @@ torch::Tensor upsample_folded_kernels(const torch::Tensor& w3);
 // result keeps x's memory format (NCHW or channels-last).
 torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias);
 
+// h + interpolate(s, x2 nearest) for h [N, C, 2H, 2W] and s [N, C, H, W] of one memory format: s
+// broadcast over each 2x2 block of h, so every sum is the same one, bit for bit, without the
+// upsampled tensor (G's residual add: one full-size write and read fewer, and no upsampling
+// kernel). The result keeps h's memory format.
+torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s);
+
 }  // namespace hamgan

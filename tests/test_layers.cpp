@@ -6,6 +6,7 @@
 
 #include "layers/cond_bn.h"
 #include "core/compat.h"
+#include "core/error.h"
 #include "core/cpu_features.h"
 #include "layers/conv_avgpool.h"
 #include "layers/fold_taps.h"
@@ -348,4 +349,42 @@ TEST(UpsampleConv, GradcheckDouble) {
   };
   const auto g1 = grads(upsample2_conv3x3(x, w, b)), g2 = grads(torch::conv2d(nearest_up2(x), w, b, 1, 1));
   for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
+}
+
+// G's shortcut: the upsampling joined to the residual add computes every sum exactly as
+// upsample-then-add (bit for bit, in fp32 and bf16, both memory formats), keeps h's memory
+// format, and gives the shortcut the same gradient (the 2x2 sums, in double to round-off).
+TEST(AddUpsampled, EqualsUpsampleThenAddBitForBit) {
+  namespace F = torch::nn::functional;
+  const auto up = [](const torch::Tensor& s) {
+    return F::interpolate(s, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
+  };
+  for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast})
+    for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+      const torch::Tensor h = torch::randn({3, 5, 8, 6}).to(dtype).contiguous(format);
+      const torch::Tensor s = torch::randn({3, 5, 4, 3}).to(dtype).contiguous(format);
+      const torch::Tensor y = add_upsampled2(h, s);
+      EXPECT_TRUE(torch::equal(y, h + up(s)));
+      EXPECT_EQ(y.is_contiguous(torch::MemoryFormat::ChannelsLast), format == torch::MemoryFormat::ChannelsLast);
+    }
+  const torch::Tensor h = torch::randn({2, 3, 6, 4}, torch::kDouble).requires_grad_(true);
+  const torch::Tensor s = torch::randn({2, 3, 3, 2}, torch::kDouble).requires_grad_(true);
+  const torch::Tensor r = torch::randn({2, 3, 6, 4}, torch::kDouble);
+  const auto grads = [&](const torch::Tensor& y) { return torch::autograd::grad({(y * r).sum()}, {h, s}); };
+  const auto a = grads(add_upsampled2(h, s)), b = grads(h + up(s));
+  EXPECT_TRUE(torch::equal(a[0], b[0]));
+  EXPECT_LT((a[1] - b[1]).abs().max().item<double>(), 1e-14);
+  EXPECT_THROW(add_upsampled2(h, s.narrow(2, 0, 2)), Error);
+}
+
+// The shortcuts fold on GPUs only where the policy is auto (CPUs keep the pool and the
+// upsampling: D's 4x shortcut MACs cost more there); true and false decide everywhere.
+TEST(FoldedConv, ShortcutsFoldOnGpusUnlessSwitched) {
+  const torch::Tensor x = torch::randn({1, 2, 4, 4});
+  EXPECT_FALSE(folded_shortcut_pays(x));
+  set_folded_convs(FoldPolicy::Always);
+  EXPECT_TRUE(folded_shortcut_pays(x));
+  set_folded_convs(FoldPolicy::Never);
+  EXPECT_FALSE(folded_shortcut_pays(x));
+  set_folded_convs(FoldPolicy::WherePays);
 }

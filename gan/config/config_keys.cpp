@@ -117,9 +117,10 @@ const KeyTable<TrainConfig>& train_keys() {
       boolean("channels_last", &T::channels_last,
               "NHWC weights and images (gan/models/memory_format.h; faster on CPU and CUDA; results equal up to summation order)"),
       word("folded_convs", &T::folded_convs, kFoldWords,
-           "G's upsample + 3x3 conv, D's 3x3 conv + pool and its shortcut's pool + 1x1 conv each as one folded "
-           "convolution (layers/fold_taps.h; fewer MACs overall; results equal up to summation order): auto where "
-           "measured faster, true everywhere (GPUs and AMX CPUs included), false as written"),
+           "G's upsample + 3x3 conv and D's 3x3 conv + pool each as one folded convolution (layers/fold_taps.h; "
+           "fewer MACs; results equal up to summation order), and on GPUs the shortcuts too (D's pool + 1x1 conv "
+           "as one convolution, G's upsampling inside its residual add): auto where measured faster, true "
+           "everywhere (GPUs and AMX CPUs included), false as written"),
       word("fused_cbn_relu", &T::fused_cbn_relu, kFuseWords,
            "G's conditional batch norm and the ReLU after it as one operation (layers/cbn_relu.h; 6 bytes moved per "
            "element instead of about 46 under bf16; results equal up to rounding): auto on CUDA, true everywhere "

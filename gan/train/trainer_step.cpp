@@ -34,8 +34,9 @@ void Trainer::step(BatchSource& real) {
     if (!compat::fused_adam_step(*opt_d_)) opt_d_->step();  // one kernel on CUDA
   }
 
-  // Generator: D's weights are constants here (BigGAN's toggle_grad).
-  for (auto& p : d_->parameters()) p.requires_grad_(false);
+  // Generator: D's weights are constants here (BigGAN's toggle_grad; FreezeD's frozen blocks
+  // are constants throughout).
+  d_->set_trainable(false);
   opt_g_->zero_grad();
   torch::Tensor g_loss_mean;
   for (int64_t a = 0; a < k; ++a)

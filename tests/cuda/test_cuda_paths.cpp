@@ -15,6 +15,7 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/train/trainer.h"
 #include "layers/conv_avgpool.h"
+#include "layers/fold_taps.h"
 #include "layers/upsample_conv.h"
 #include "support/cli.h"
 #include "support/state_dicts.h"
@@ -171,4 +172,20 @@ TEST_F(Cuda, PinnedLoader) {
   const auto x = b.images.to(kGpu, /*non_blocking=*/true);
   torch::cuda::synchronize();
   EXPECT_TRUE(torch::equal(x.cpu(), b.images));
+}
+
+// G's residual add with the upsampling joined (layers/upsample_conv.h) sums exactly as
+// upsample-then-add on the GPU too, in bf16 channels-last, and the auto policy takes it there.
+TEST(Cuda, AddUpsampledEqualsUpsampleThenAdd) {
+  namespace F = torch::nn::functional;
+  const torch::Tensor h =
+      torch::randn({8, 16, 32, 32}, kGpu).to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor s =
+      torch::randn({8, 16, 16, 16}, kGpu).to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor up =
+      F::interpolate(s, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest));
+  const torch::Tensor y = add_upsampled2(h, s);
+  EXPECT_TRUE(torch::equal(y, h + up));
+  EXPECT_TRUE(y.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(folded_shortcut_pays(s));
 }
