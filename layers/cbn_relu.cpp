@@ -174,8 +174,7 @@ bool cbn_relu_cuda_kernels() {
 
 bool fused_cbn_relu_pays(const torch::Tensor& x) {
   const FusePolicy p = fuse_policy;
-  if (p != FusePolicy::WherePays) return p == FusePolicy::Always;
-  return x.is_cuda() && cbn_relu_cuda_kernels();
+  return p == FusePolicy::Always;
 }
 
 torch::Tensor cbn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x, const torch::Tensor& gain1,

@@ -2,7 +2,7 @@
 //   y = max(0, (x - mean_c) * invstd_c * gain1[n, c] + bias[n, c]),   gain1 = 1 + gain(cond)
 // (de Vries et al. 2017; BigGAN's G blocks, relu(cbn(x))). Written plainly, autocast's chain
 // casts the bf16 activation to fp32, normalises, scales, shifts and rectifies it in five fp32
-// passes and casts back for the convolution: about 46 bytes moved per element. Fused, the
+// passes and casts back for the convolution: about 48 bytes moved per element. Fused, the
 // statistics take one read in fp32 accumulation and the output one read and one write in the
 // activation's dtype (6 bytes); the backward is one reduction and one pass. It folds the affine
 // into per-(sample, channel) coefficients, scale = invstd * gain1 and shift = bias - mean * scale,
@@ -23,8 +23,10 @@ enum class FusePolicy {
   Never,      // false: batch norm, scale, shift and ReLU as written
 };
 void set_fused_cbn_relu(FusePolicy policy);
-// Whether the fused form runs for input x. WherePays: on CUDA, where its kernels are compiled
-// (the byte count above; the GPU check measures it against the plain chain).
+// Whether the fused form runs for input x. WherePays: nowhere yet. Its CUDA kernels have not run
+// on a GPU (tests/cuda/test_cbn_relu_cuda.cpp and the GPU check's `train.fused_cbn_relu=true`
+// row will); auto becomes CUDA once they have, by the byte count above. On CPUs the ATen form
+// moves no fewer bytes than the plain chain.
 bool fused_cbn_relu_pays(const torch::Tensor& x);
 // Whether this build has the CUDA kernels (a CUDA LibTorch); elsewhere CUDA inputs take the ATen form.
 bool cbn_relu_cuda_kernels();

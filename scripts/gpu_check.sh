@@ -15,9 +15,9 @@
 #   EXPORT       a folder that gets summary.md and logs.tar.gz after every step (the device
 #                tool's $OUT: at most 8 files come back)
 #   QUICK=1      a lease's second look (about 6 minutes with the build): the speed table's rows
-#                for both configs, each switch only off (its `auto` is the bench row) and for
-#                HamGAN only, the profile and the two-rank run; no fmnist training, bf16-vs-fp32
-#                comparison, sampling or FID
+#                for both configs, the switches' rows for HamGAN only and one value each (the one
+#                `auto` does not pick: its `auto` is the bench row), the profile and the two-rank
+#                run; no fmnist training, bf16-vs-fp32 comparison, sampling or FID
 #   TORCH_PYTHON, BUNDLE, STRICT   as scripts/gpu_build.sh
 #   HAMGAN_INCEPTION   real FID Inception weights; without them random ones are written
 #                      (scripts/random_inception.py): the feature path and its speed, no FID value
@@ -104,9 +104,9 @@ speed_cfgs=(imagenet128_hamgan imagenet128_sagan)
 switches=(train.fused_cbn_relu train.folded_convs train.cudnn_benchmark)
 switch_values=(true false)
 switch_cfgs=("${speed_cfgs[@]}")
+quick_rows=(train.fused_cbn_relu=true train.folded_convs=false)
 if [ "$quick" = 1 ]; then
   switches=(train.fused_cbn_relu train.folded_convs)
-  switch_values=(false)
   switch_cfgs=(imagenet128_hamgan)
 fi
 fast=(train.device=cuda train.amp=true train.channels_last=true)
@@ -144,13 +144,14 @@ for cfg in "${speed_cfgs[@]}"; do
     --hamgan "$bin" --device cuda --batch 256 --iters 10 --warmup 3 --amp true --channels-last --threads "$(nproc)" --json
   speed_table
 done
-for key in "${switches[@]}"; do
-  for value in "${switch_values[@]}"; do
-    for cfg in "${switch_cfgs[@]}"; do
-      json=$sp/$cfg.bench.$key=$value.json step "bench_${cfg}_$key=$value" 150 1 "$bin" bench train \
-        -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 --json "${fast[@]}" "$key=$value"
-      speed_table
-    done
+rows=()
+for key in "${switches[@]}"; do for value in "${switch_values[@]}"; do rows+=("$key=$value"); done; done
+[ "$quick" = 1 ] && rows=("${quick_rows[@]}")
+for row in "${rows[@]}"; do
+  for cfg in "${switch_cfgs[@]}"; do
+    json=$sp/$cfg.bench.$row.json step "bench_${cfg}_$row" 150 1 "$bin" bench train \
+      -c "configs/$cfg.yaml" --batch 256 --iters 10 --warmup 3 --json "${fast[@]}" "$row"
+    speed_table
   done
 done
 if [ "$mode" != dry ]; then

@@ -123,9 +123,9 @@ const KeyTable<TrainConfig>& train_keys() {
            "everywhere (GPUs and AMX CPUs included), false as written"),
       word("fused_cbn_relu", &T::fused_cbn_relu, kFuseWords,
            "G's conditional batch norm and the ReLU after it as one operation (layers/cbn_relu.h; 6 bytes moved per "
-           "element instead of about 46 under bf16; results equal up to rounding): auto on CUDA, true everywhere "
-           "(the CPU runs its ATen form), false as written; data parallel's synchronised statistics take the plain "
-           "form"),
+           "element instead of about 48 under bf16; results equal up to rounding): true everywhere (CUDA kernels; "
+           "the CPU runs its ATen form), false and auto as written (auto: until a GPU has measured the kernels); "
+           "data parallel's synchronised statistics take the plain form"),
       boolean("cudnn_benchmark", &T::cudnn_benchmark,
               "on CUDA: cuDNN times its convolution algorithms once for each shape and keeps the fastest (the step's "
               "shapes are fixed); false: its heuristic choice"),

@@ -49,10 +49,11 @@ double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
 
 }  // namespace
 
-TEST(CbnReluCuda, TheKernelsRunWhereThePolicyIsAuto) {
+TEST(CbnReluCuda, TheKernelsAreBuiltAndRunWhenSwitchedOn) {
   ASSERT_TRUE(cbn_relu_cuda_kernels());
-  set_fused_cbn_relu(FusePolicy::WherePays);
+  set_fused_cbn_relu(FusePolicy::Always);
   EXPECT_TRUE(fused_cbn_relu_pays(torch::zeros({2, 3, 4, 4}, kGpu)));
+  set_fused_cbn_relu(FusePolicy::WherePays);
 }
 
 TEST(CbnReluCuda, KernelsEqualTheAtenFormInDouble) {
