@@ -254,7 +254,7 @@ TEST(Distributed, EachRankGetsItsOwnGpuOrAClearError) {
 // since it stages CUDA tensors through the host; auto and nccl keep one GPU per local rank.
 // nccl needs CUDA and a LibTorch with NCCL, and says so naming the key. GPU counts are injected.
 TEST(Distributed, OnlyGlooRanksShareGpus) {
-  const auto error = [](const char* dev, int rank, int64_t gpus, const char* backend) {
+  const auto error = [](const char* dev, int rank, int64_t gpus, DistBackend backend) {
     try {
       train_device(dev, rank, gpus, backend);
     } catch (const Error& x) {
@@ -263,40 +263,40 @@ TEST(Distributed, OnlyGlooRanksShareGpus) {
     return std::string();
   };
   // gloo: two ranks on one GPU, five on two, round-robin.
-  EXPECT_EQ(train_device("cuda", 0, 1, "gloo"), torch::Device(torch::kCUDA, 0));
-  EXPECT_EQ(train_device("cuda", 1, 1, "gloo"), torch::Device(torch::kCUDA, 0));
-  EXPECT_EQ(train_device("auto", 1, 1, "gloo"), torch::Device(torch::kCUDA, 0));
-  EXPECT_EQ(train_device("auto", 4, 2, "gloo"), torch::Device(torch::kCUDA, 0));
-  EXPECT_EQ(train_device("cuda", 3, 2, "gloo"), torch::Device(torch::kCUDA, 1));
-  EXPECT_EQ(train_device("auto", 3, 0, "gloo"), torch::Device(torch::kCPU));  // no GPU: the CPU, over Gloo
+  EXPECT_EQ(train_device("cuda", 0, 1, DistBackend::Gloo), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("cuda", 1, 1, DistBackend::Gloo), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("auto", 1, 1, DistBackend::Gloo), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("auto", 4, 2, DistBackend::Gloo), torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(train_device("cuda", 3, 2, DistBackend::Gloo), torch::Device(torch::kCUDA, 1));
+  EXPECT_EQ(train_device("auto", 3, 0, DistBackend::Gloo), torch::Device(torch::kCPU));  // no GPU: the CPU, over Gloo
   // auto: one GPU per local rank, as before; more ranks than GPUs names the key that shares them.
-  EXPECT_EQ(train_device("cuda", 1, 2, "auto"), torch::Device(torch::kCUDA, 1));
+  EXPECT_EQ(train_device("cuda", 1, 2, DistBackend::Auto), torch::Device(torch::kCUDA, 1));
   for (const char* dev : {"cuda", "auto"}) {
-    const std::string e = error(dev, 2, 2, "auto");
+    const std::string e = error(dev, 2, 2, DistBackend::Auto);
     EXPECT_NE(e.find("local rank 2: train.device " + std::string(dev)), std::string::npos) << e;
     EXPECT_NE(e.find("--nproc 2"), std::string::npos) << e;
     EXPECT_NE(e.find("train.dist_backend=gloo"), std::string::npos) << e;
   }
   // nccl: where this LibTorch has NCCL, one GPU per local rank; else an error naming the key.
   if (compat::has_nccl()) {
-    EXPECT_EQ(train_device("cuda", 1, 2, "nccl"), torch::Device(torch::kCUDA, 1));
-    const std::string e = error("cuda", 1, 1, "nccl");
+    EXPECT_EQ(train_device("cuda", 1, 2, DistBackend::Nccl), torch::Device(torch::kCUDA, 1));
+    const std::string e = error("cuda", 1, 1, DistBackend::Nccl);
     EXPECT_NE(e.find("local rank 1: train.device cuda gives each rank"), std::string::npos) << e;
     EXPECT_NE(e.find("train.dist_backend=gloo"), std::string::npos) << e;
   } else {
-    const std::string e = error("cuda", 0, 2, "nccl");
+    const std::string e = error("cuda", 0, 2, DistBackend::Nccl);
     EXPECT_NE(e.find("train.dist_backend=nccl"), std::string::npos) << e;
     EXPECT_NE(e.find("without NCCL"), std::string::npos) << e;
   }
   // nccl on the CPU: an error naming the key, with or without GPUs.
   for (const auto& [dev, gpus] : {std::pair<const char*, int64_t>{"cpu", 2}, {"auto", 0}}) {
-    const std::string e = error(dev, 0, gpus, "nccl");
+    const std::string e = error(dev, 0, gpus, DistBackend::Nccl);
     EXPECT_NE(e.find("train.dist_backend=nccl reduces CUDA tensors only"), std::string::npos) << e;
     EXPECT_NE(e.find("train.device " + std::string(dev)), std::string::npos) << e;
   }
   // The CPU over auto or gloo, and one process whatever the backend: as without the key.
-  EXPECT_EQ(train_device("cpu", 3, 1, "auto"), torch::Device(torch::kCPU));
-  EXPECT_EQ(train_device("cpu", 3, 1, "gloo"), torch::Device(torch::kCPU));
-  EXPECT_EQ(train_device("cpu", -1, 1, "nccl"), torch::Device(torch::kCPU));
-  EXPECT_EQ(train_device("cuda", -1, 1, "nccl"), torch::Device(torch::kCUDA));
+  EXPECT_EQ(train_device("cpu", 3, 1, DistBackend::Auto), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cpu", 3, 1, DistBackend::Gloo), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cpu", -1, 1, DistBackend::Nccl), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("cuda", -1, 1, DistBackend::Nccl), torch::Device(torch::kCUDA));
 }

@@ -83,10 +83,8 @@ DistEnv dist_env_from_environment() {
 namespace {
 
 // train.dist_backend=nccl where NCCL cannot run: an error naming the key, before any rendezvous.
-void check_backend(const std::string& backend, const std::string& device, bool cuda) {
-  if (backend != "auto" && backend != "nccl" && backend != "gloo")
-    fail("train.dist_backend ", backend, ": expected auto, nccl or gloo");
-  if (backend != "nccl") return;
+void check_backend(DistBackend backend, const std::string& device, bool cuda) {
+  if (backend != DistBackend::Nccl) return;
   if (!cuda)
     fail("train.dist_backend=nccl reduces CUDA tensors only, and train.device ", device, " puts the ranks on the ",
          "CPU", device == "auto" ? " (no GPU is visible)" : "", "; set train.dist_backend=auto (Gloo on the CPU)");
@@ -97,7 +95,7 @@ void check_backend(const std::string& backend, const std::string& device, bool c
 
 }  // namespace
 
-torch::Device train_device(const std::string& device, int local_rank, int64_t gpus, const std::string& backend) {
+torch::Device train_device(const std::string& device, int local_rank, int64_t gpus, DistBackend backend) {
   const bool injected = gpus >= 0;
   const torch::Device d = !injected ? resolve_device(device)
                           : device == "cpu" || (device == "auto" && gpus == 0) ? torch::Device(torch::kCPU)
@@ -107,7 +105,7 @@ torch::Device train_device(const std::string& device, int local_rank, int64_t gp
   if (!d.is_cuda()) return d;
   if (!injected) gpus = static_cast<int64_t>(torch::cuda::device_count());
   // Gloo copies each collective's CUDA tensors to the host and back, so ranks may share a GPU.
-  if (backend == "gloo" && gpus > 0)
+  if (backend == DistBackend::Gloo && gpus > 0)
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % gpus));
   if (local_rank >= gpus)
     fail("local rank ", local_rank, ": train.device ", device, " gives each rank on a machine its own GPU, and this ",
@@ -129,9 +127,10 @@ int free_loopback_port() {
   return ntohs(a.sin_port);
 }
 
-DataParallel::DataParallel(const DistEnv& env, torch::Device device, const std::string& backend) : env_(env) {
+DataParallel::DataParallel(const DistEnv& env, torch::Device device, DistBackend backend) : env_(env) {
   check_backend(backend, device.is_cuda() ? "cuda" : "cpu", device.is_cuda());
-  const bool nccl = device.is_cuda() && (backend == "nccl" || (backend == "auto" && compat::has_nccl()));
+  const bool nccl =
+      device.is_cuda() && (backend == DistBackend::Nccl || (backend == DistBackend::Auto && compat::has_nccl()));
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port) + " (MASTER_ADDR:MASTER_PORT" +
                             (env.agent_store ? ", the store of torchrun's agent)" : ")");
   try {
@@ -162,14 +161,14 @@ DataParallel::DataParallel(const DistEnv& env, torch::Device device, const std::
   }
   // Where the ranks met, said once and after the fact: the store in use (rank 0's or a launcher's).
   if (env.rank == 0) std::cerr << "the " << env.world_size << " ranks met at " << where << "\n";
-  if (device.is_cuda() && backend == "auto" && !nccl && env.rank == 0)
+  if (device.is_cuda() && backend == DistBackend::Auto && !nccl && env.rank == 0)
     std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
   if (device.is_cuda() && env.rank == 0) {
     const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
     if (env.local_world_size > gpus)
       std::cerr << "note: the " << env.local_world_size << " ranks on this machine share its " << gpus
-                << (gpus == 1 ? " GPU" : " GPUs") << " (train.dist_backend=" << backend << ": local rank r on cuda:(r % "
-                << gpus << "); each all-reduce goes through the host)\n";
+                << (gpus == 1 ? " GPU" : " GPUs") << " (train.dist_backend=" << word_of(backend, kDistBackendWords)
+                << ": local rank r on cuda:(r % " << gpus << "); each all-reduce goes through the host)\n";
   }
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gan/config/config.h"
 #include "layers/all_reduce_sum.h"
 
 namespace hamgan {
@@ -46,7 +47,7 @@ DistEnv dist_env_from_environment();
 // has no NCCL, is an error. local_rank -1: one process (the backend plays no part).
 // `gpus` -1: this machine's count (tests inject one).
 torch::Device train_device(const std::string& device, int local_rank = -1, int64_t gpus = -1,
-                           const std::string& backend = "auto");
+                           DistBackend backend = DistBackend::Auto);
 // A TCP port on 127.0.0.1 that is free now (for a local rendezvous); hamgan::Error if none.
 int free_loopback_port();
 
@@ -55,7 +56,7 @@ class DataParallel : public BatchReducer {
   // `device`: where the tensors live (train_device's); `backend` (train.dist_backend): on CUDA,
   // auto selects NCCL where this LibTorch has it, nccl always, gloo never; the CPU uses Gloo.
   explicit DataParallel(const DistEnv& env, torch::Device device = torch::kCPU,
-                        const std::string& backend = "auto");
+                        DistBackend backend = DistBackend::Auto);
   ~DataParallel() override;
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }

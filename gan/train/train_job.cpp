@@ -56,7 +56,7 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
   to.out_dir = job.out_dir;
   if (data) to.class_names = data->class_names();
   to.eval = job.eval;
-  const std::string backend = word_of(job.cfg.train.dist_backend, kDistBackendWords);
+  const DistBackend backend = job.cfg.train.dist_backend;
   to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1, -1,
                            backend);
   if (to.device->is_cuda()) compat::cuda_set_device(to.device->index());  // before NCCL and any allocation

@@ -313,7 +313,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const torch::Device device =
       opt.device ? *opt.device
                  : train_device(word_of(tc.device, kDeviceWords), opt.dp ? opt.dp->local_rank() : -1, -1,
-                                word_of(tc.dist_backend, kDistBackendWords));
+                                tc.dist_backend);
   StopPolicy stop(tc.time_limit_minutes, opt.handle_signals, opt.dp, /*agree_every_step=*/!device.is_cuda());
   // train.init_from is read before a new run's config.yaml is written: a bad file leaves nothing.
   std::optional<CheckpointData> init;
