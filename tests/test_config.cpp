@@ -66,6 +66,11 @@ TEST(Config, BadConfigsFailWithClearMessages) {
       {"discriminator: {context: {type: stt_dense, resolution: 16, paper: true}}", {}, {"bad.yaml", "'discriminator.context.paper'", "use projections: paper|sagan"}},
       {"{}", {"generator.context.type=stt_mixture", "generator.context.paper=false"}, {"command-line override", "'generator.context.paper'", "use projections: paper|sagan"}},
       {"train: {loss: wasserstein}", {}, {"'train.loss'", "hinge, nonsaturating"}},
+      // The minibatch standard deviation: groups within the real and within the fake micro-batch.
+      {"discriminator: {mbstd_group: 4}\ntrain: {batch_size: 12, accumulate: 2}", {},
+       {"'train.batch_size'", "mbstd_group 4", "multiples of it", "mixes real and fake", "got 6"}},
+      {"model: {resolution: 32}\ndiscriminator: {ch: 4, mbstd_group: 2, mbstd_features: 5}", {},
+       {"'discriminator.mbstd_features'", "divisor of the last block's 16 input channels", "got 5"}},
       {"data: {format: tfrecord}", {}, {"'data.format'", "fmnist"}},
       {"{}", {"train.dist_backend=mpi"}, {"command-line override", "'train.dist_backend'", "auto, nccl, gloo", "'mpi'"}},
       {"model: [1, 2", {}, {"bad.yaml", "not valid YAML"}},

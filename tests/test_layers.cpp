@@ -14,6 +14,7 @@
 #include "layers/context/self_attention.h"
 #include "layers/dblock.h"
 #include "layers/gblock.h"
+#include "layers/minibatch_std.h"
 #include "support/gradcheck.h"
 #include "support/module_check.h"
 #include "support/oracle.h"
@@ -387,4 +388,24 @@ TEST(FoldedConv, ShortcutsFoldOnGpusUnlessSwitched) {
   set_folded_convs(FoldPolicy::Never);
   EXPECT_FALSE(folded_shortcut_pays(x));
   set_folded_convs(FoldPolicy::WherePays);
+}
+
+// The minibatch standard deviation's gradient in double, through a full group, a remainder group
+// of two and one of a single image (whose deviation is constant), with two channel parts.
+TEST(MinibatchStd, GradcheckDouble) {
+  torch::manual_seed(11);
+  for (const int64_t n : {8, 6, 5}) {
+    torch::Tensor x = torch::randn({n, 4, 3, 2}, torch::kDouble).requires_grad_(true);
+    EXPECT_TRUE(gradcheck([&] { return minibatch_std(x, 4, 2); }, {x})) << n << " images";
+  }
+}
+
+// Under bf16 autocast the statistics are taken in fp32 and only the appended maps are rounded.
+TEST(MinibatchStd, Bf16KeepsItsInputAndRoundsOnlyTheMaps) {
+  torch::manual_seed(12);
+  const torch::Tensor x = torch::randn({8, 6, 4, 4}).to(torch::kBFloat16);
+  const torch::Tensor y = minibatch_std(x, 4, 1), ref = minibatch_std(x.to(torch::kFloat), 4, 1);
+  ASSERT_EQ(y.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(y.narrow(1, 0, 6), x));
+  EXPECT_TRUE(torch::equal(y.narrow(1, 6, 1), ref.narrow(1, 6, 1).to(torch::kBFloat16)));
 }

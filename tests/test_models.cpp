@@ -17,12 +17,12 @@ namespace {
 constexpr double kRtol = 1e-4, kAtol = 2e-5;  // fp32 through 4-6 residual blocks
 
 Config small_config(int64_t res, int64_t ch, int64_t classes, int64_t z, int64_t chans,
-                    int64_t g_ctx, int64_t d_ctx, const std::string& extra = "") {
+                    int64_t g_ctx, int64_t d_ctx, const std::string& extra = "", const std::string& d_extra = "") {
   std::ostringstream y;
   y << "model: {resolution: " << res << ", n_classes: " << classes << ", image_channels: " << chans
     << "}\ngenerator: {ch: " << ch << ", z_dim: " << z << extra
     << ", context: {type: self_attention, resolution: " << g_ctx << "}}\n"
-    << "discriminator: {ch: " << ch << ", context: {type: self_attention, resolution: " << d_ctx << "}}\n";
+    << "discriminator: {ch: " << ch << d_extra << ", context: {type: self_attention, resolution: " << d_ctx << "}}\n";
   return parse_config(y.str(), "test config");
 }
 
@@ -67,6 +67,27 @@ TEST(Generator, Res64SharedHierMatchesReference) {
 TEST(Generator, Res128MatchesReference) { check_g(small_config(128, 2, 3, 12, 3, 32, 32), "g128.pt"); }
 TEST(Discriminator, Res32MatchesReference) { check_d(small_config(32, 4, 5, 16, 1, 32, 16), "d32.pt"); }
 TEST(Discriminator, Res64MatchesReference) { check_d(small_config(64, 8, 5, 20, 3, 16, 32), "d64.pt"); }
+TEST(Discriminator, MinibatchStdMatchesReference) {
+  check_d(small_config(32, 4, 5, 16, 1, 32, 16, "", ", mbstd_group: 2, mbstd_features: 2"), "d32_mbstd.pt");
+}
+// The trainer's one D pass over [real; fake] equals two passes when the micro-batch is a multiple
+// of the group (gan/config/config.cpp requires it), and a straddling group would not.
+TEST(Discriminator, MinibatchStdGroupsNeverMixRealAndFake) {
+  torch::manual_seed(13);
+  const Config c = small_config(32, 4, 5, 16, 1, 32, 16, "", ", mbstd_group: 4");
+  Discriminator d(c.model, c.discriminator);
+  d->eval();
+  torch::NoGradGuard ng;
+  const torch::Tensor real = torch::randn({8, 1, 32, 32}), fake = torch::randn({8, 1, 32, 32}) * 0.1;
+  const torch::Tensor y = torch::randint(0, 5, {16}, torch::kLong);
+  const torch::Tensor both = d->forward(torch::cat({real, fake}), y);
+  EXPECT_TRUE(close(both.narrow(0, 0, 8), d->forward(real, y.narrow(0, 0, 8)), 1e-5, 1e-5));
+  EXPECT_TRUE(close(both.narrow(0, 8, 8), d->forward(fake, y.narrow(0, 8, 8)), 1e-5, 1e-5));
+  // 6 real then 6 fake: the second group holds 2 real and 2 fake images, and D's outputs show it.
+  const torch::Tensor mixed = d->forward(torch::cat({real.narrow(0, 0, 6), fake.narrow(0, 0, 6)}), y.narrow(0, 0, 12));
+  EXPECT_FALSE(close(mixed.narrow(0, 4, 2), d->forward(real.narrow(0, 4, 2), y.narrow(0, 4, 2)), 1e-3, 1e-3));
+}
+
 TEST(Discriminator, Res128MatchesReference) { check_d(small_config(128, 8, 3, 12, 3, 32, 32), "d128.pt"); }
 
 TEST(Models, ImageNet128SaganParameterCountsMatchReference) {

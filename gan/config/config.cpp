@@ -129,6 +129,9 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
   discriminator_keys().read(d, cfg.discriminator);
   const auto d_arch = discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels);
   check_context_resolution(d, "context", cfg.discriminator.context, d_arch);
+  if (const int64_t c = d_arch.back().in; cfg.discriminator.mbstd_group > 0 && c % cfg.discriminator.mbstd_features)
+    d.fail_key("mbstd_features", "expected a divisor of the last block's " + std::to_string(c) +
+                                     " input channels, got " + std::to_string(cfg.discriminator.mbstd_features));
   d.finish();
 
   ConfigNode t = top.child("train");
@@ -137,6 +140,12 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
     t.fail_key("accumulate", "expected a divisor of batch_size (" +
                                  std::to_string(cfg.train.batch_size) + "), got " +
                                  std::to_string(cfg.train.accumulate));
+  // D's batch is the real micro-batch then the fake one: groups that straddle them would mix the two.
+  if (const int64_t g = cfg.discriminator.mbstd_group, mb = cfg.train.batch_size / cfg.train.accumulate;
+      g > 0 && mb % g != 0)
+    t.fail_key("batch_size", "with discriminator.mbstd_group " + std::to_string(g) +
+                                 ", expected micro-batches (batch_size / accumulate) that are multiples of it, so that "
+                                 "no group mixes real and fake images; got " + std::to_string(mb));
   if (cfg.train.reuse_fake && cfg.train.n_dis != 1)
     t.fail_key("reuse_fake", "expected false with n_dis " + std::to_string(cfg.train.n_dis) +
                                  " (G reuses the fakes of a single D step; set n_dis: 1)");

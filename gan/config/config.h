@@ -51,6 +51,8 @@ struct GeneratorConfig {
 struct DiscriminatorConfig {
   int64_t ch = 64;
   ContextConfig context;
+  int64_t mbstd_group = 0;     // minibatch standard deviation before the last block (layers/minibatch_std.h); 0: off
+  int64_t mbstd_features = 1;
 };
 
 // train.diffaug (gan/train/diff_augment.h): which of DiffAugment's transforms run on every image

@@ -47,6 +47,13 @@ const KeyTable<DiscriminatorConfig>& discriminator_keys() {
       integer("ch", &D::ch, 1, 4096, "width: block channels are multiples of `ch` (D: 1, 2, 4, 8, 16, 16 x ch at 128 px)"),
       mapping("context", &D::context, parse_context_config, "`type` and that module's keys",
               "D's global-context block (the context module keys below)"),
+      integer("mbstd_group", &D::mbstd_group, 0, 1 << 20,
+              "minibatch standard deviation (ProGAN; layers/minibatch_std.h): the last block also sees how much "
+              "each group of this many consecutive images differs (StyleGAN2's 4), a gradient against samples "
+              "that look alike; 0: off"),
+      integer("mbstd_features", &D::mbstd_features, 1, 4096,
+              "feature maps the minibatch standard deviation adds (channel groups it averages over separately; "
+              "StyleGAN2's 1)"),
   });
   return table;
 }

@@ -4,15 +4,19 @@
 
 #include "core/error.h"
 #include "gan/config/arch.h"
+#include "layers/minibatch_std.h"
 #include "layers/spectral_norm.h"
 
 namespace hamgan {
 
-DiscriminatorImpl::DiscriminatorImpl(const ModelConfig& model, const DiscriminatorConfig& d) {
+DiscriminatorImpl::DiscriminatorImpl(const ModelConfig& model, const DiscriminatorConfig& d)
+    : mbstd_group_(d.mbstd_group), mbstd_features_(d.mbstd_features) {
   const auto arch = discriminator_arch(model.resolution, d.ch, model.image_channels);
   const SNOptions sn{model.sn_eps, 1};
   for (size_t i = 0; i < arch.size(); ++i) {
-    blocks_->push_back(DBlock(arch[i].in, arch[i].out, /*preactivation=*/i > 0, arch[i].resample, sn));
+    const bool last = i + 1 == arch.size();
+    const int64_t in = arch[i].in + (last && mbstd_group_ > 0 ? mbstd_features_ : 0);
+    blocks_->push_back(DBlock(in, arch[i].out, /*preactivation=*/i > 0, arch[i].resample, sn));
   }
   register_module("blocks", blocks_);
   context_.place(*this, d.context, arch, CondSpec{}, model.bn_eps, sn, "discriminator");
@@ -22,8 +26,10 @@ DiscriminatorImpl::DiscriminatorImpl(const ModelConfig& model, const Discriminat
 
 torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, const torch::Tensor& y, Trace* trace) {
   torch::Tensor h = x;
-  for (int64_t i = 0; i < static_cast<int64_t>(blocks_->size()); ++i) {
+  const int64_t last = static_cast<int64_t>(blocks_->size()) - 1;
+  for (int64_t i = 0; i <= last; ++i) {
     auto block = blocks_[i]->as<DBlockImpl>();
+    if (i == last && mbstd_group_ > 0) h = minibatch_std(h, mbstd_group_, mbstd_features_);
     h = block->forward(h);
     record(trace, "blocks." + std::to_string(i), h, block);
     if (i == context_.after) {

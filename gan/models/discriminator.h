@@ -1,5 +1,6 @@
 // Projection discriminator (Miyato & Koyama 2018) of SAGAN/BigGAN: DBlocks with a context
-// block after the block at the configured resolution, then ReLU, sum pooling, and
+// block after the block at the configured resolution, optionally the minibatch standard
+// deviation before the last block (ProGAN; layers/minibatch_std.h), then ReLU, sum pooling, and
 // out = linear(h) + sum(embed(y) * h) with SN linear and SN embedding.
 #pragma once
 #include <torch/torch.h>
@@ -40,6 +41,7 @@ class DiscriminatorImpl : public torch::nn::Module {
   bool estimate_sigma_ = false;
   torch::nn::ModuleList blocks_;
   ContextSlot context_;
+  int64_t mbstd_group_ = 0, mbstd_features_ = 1;
   SNLinear linear_{nullptr};
   SNEmbedding embed_{nullptr};
 };

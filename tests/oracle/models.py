@@ -1,5 +1,6 @@
 """Oracle for the full generator and discriminator at 32, 64 and 128 (small ch), with
-self-attention, BigGAN's shared embedding + hierarchical z, D gradients with respect to
+self-attention, BigGAN's shared embedding + hierarchical z, D with the minibatch standard
+deviation, D gradients with respect to
 input and every weight, and the parameter counts of configs/imagenet128_sagan.yaml."""
 import torch
 
@@ -47,6 +48,8 @@ run_g("g64_hier", Generator(64, 2, 5, 20, 3, shared_dim=6, hier=True, context_re
 run_g("g128", Generator(128, 2, 3, 12, 3, context_res=32, **sa), 2, 3, 3)
 run_d("d32", Discriminator(32, 4, 5, 1, context_res=16, **sa), 3, 32, 1, 5, 4)
 run_d("d64", Discriminator(64, 8, 5, 3, context_res=32, **sa), 2, 64, 3, 5, 5)
+# the minibatch standard deviation before the last block; 5 images in groups of 2: the last group is one
+run_d("d32_mbstd", Discriminator(32, 4, 5, 1, context_res=16, mbstd_group=2, mbstd_features=2, **sa), 5, 32, 1, 5, 7)
 run_d("d128", Discriminator(128, 8, 3, 3, context_res=32, **sa), 2, 128, 3, 3, 6)
 
 # configs/imagenet128_sagan.yaml

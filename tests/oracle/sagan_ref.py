@@ -172,18 +172,36 @@ class Generator(nn.Module):
         return torch.tanh(self.out_conv(F.relu(self.out_bn(h))))
 
 
+def minibatch_std(x, group, features):
+    """ProGAN's minibatch standard deviation (Karras et al. 2018, Sec. 3) over groups of `group`
+    consecutive images (the last group takes the rest): per group and channel part f, the mean
+    over channels and pixels of sqrt(biased variance over the group + 1e-8), appended as a map."""
+    n, c, h, w = x.shape
+    g = min(group, n)
+    maps = []
+    for start in range(0, n, g):
+        part = x[start:start + g]
+        k = part.shape[0]
+        s = torch.stack([(part[:, f * c // features:(f + 1) * c // features].var(0, unbiased=False) + 1e-8)
+                         .sqrt().mean() for f in range(features)])
+        maps.append(s.view(1, features, 1, 1).expand(k, features, h, w))
+    return torch.cat([x, torch.cat(maps)], 1)
+
+
 class Discriminator(nn.Module):
     def __init__(self, resolution, ch, n_classes, image_channels, context=None, context_res=32,
-                 sn_eps=1e-6, make_context=None, sc_pool_first=False):
+                 sn_eps=1e-6, make_context=None, sc_pool_first=False, mbstd_group=0, mbstd_features=1):
         super().__init__()
         mult, down = D_MULT[resolution]
         self.blocks = nn.ModuleList()
         self.context_after = -1
+        self.mbstd = (mbstd_group, mbstd_features)
         res, cin = resolution, image_channels
         for i, (m, dn) in enumerate(zip(mult, down)):
             if dn:
                 res //= 2
-            self.blocks.append(DBlock(cin, m * ch, i > 0, bool(dn), sn_eps, sc_pool_first))
+            extra = mbstd_features if mbstd_group and i == len(mult) - 1 else 0
+            self.blocks.append(DBlock(cin + extra, m * ch, i > 0, bool(dn), sn_eps, sc_pool_first))
             cin = m * ch
             if context and self.context_after < 0 and res == context_res:
                 self.context = make_context(context, cin, res, res, "none", 0)
@@ -194,6 +212,8 @@ class Discriminator(nn.Module):
     def forward(self, x, y):
         h = x
         for i, block in enumerate(self.blocks):
+            if self.mbstd[0] and i == len(self.blocks) - 1:
+                h = minibatch_std(h, *self.mbstd)
             h = block(h)
             if i == self.context_after:
                 h = self.context(h, None)
