@@ -5,10 +5,10 @@
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
 # 4,200 where the CPU has native bf16 (bf16 autocast; about 8 min on the project's 2-core
 # AVX-512 BF16 machines), 2,600 in fp32 elsewhere (about 20 min on its AVX2 machines,
-# estimated); the learning rates decay over that budget. After a short warm-up the trainer
-# prints its speed and when it will finish.
-#   ITERATIONS (default by CPU, as above), MINUTES (optional cap: the run stops and decays its
-#   rates by then if that comes first), OUT (default runs/quickstart), BUILD_DIR (default
+# estimated), at constant learning rates. After a short warm-up the trainer prints its speed
+# and when it will finish.
+#   ITERATIONS (default by CPU, as above), MINUTES (optional cap: the run stops by then if that
+#   comes first), OUT (default runs/quickstart), BUILD_DIR (default
 #   build), NPROC (default 2: data-parallel ranks of one thread each, twice the images/s of one
 #   two-thread process for a model this small),
 #   CLASSIFIER (default ~/.cache/hamgan/classifier_<config>.pt; SCORE=0 skips scoring).
