@@ -4,6 +4,7 @@ wrote into DIR, per config a row for each of
   train loop        CFG.train.metrics.jsonl: `hamgan train`'s metrics.jsonl; images/s from the
                     iteration and wall_s of the report at iteration >= --settle (the warm-up
                     before it) and the last one, times the images per iteration (img_s / it_s)
+  train loop K=V    CFG.train.KEY=VALUE.metrics.jsonl: the same with one switch set, where present
   bench             CFG.bench.json: `hamgan bench train --json`
   bench KEY=VALUE   CFG.bench.KEY=VALUE.json: the same with one switch set, for each --switch
                     KEY, VALUE true and false
@@ -117,6 +118,12 @@ def table(d, configs, switches, settle):
                        f"{num(tflops(t['images_per_s']), '.1f')} | - | - |")
         else:
             missing("train loop")
+        for key in switches:
+            for value in ("true", "false"):
+                t = train_speed(os.path.join(d, f"{cfg}.train.{key}={value}.metrics.jsonl"), settle)
+                if t:  # only where the check ran the loop with this switch
+                    out.append(f"| {cfg} | train loop {key}={value} (it. {t['iterations']}) | "
+                               f"{t['images_per_s']:.1f} | {num(tflops(t['images_per_s']), '.1f')} | - | - |")
         for what, r in [("bench", bench)] + switched:
             if not r:
                 missing(what)
