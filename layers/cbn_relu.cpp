@@ -5,6 +5,7 @@
 
 #include "core/compat.h"
 #include "core/error.h"
+#include "layers/cuda_tensor.h"
 #include "layers/sync_batch_norm.h"
 #ifdef HAMGAN_CUDA_KERNELS
 #include "layers/cbn_relu_cuda.h"
@@ -23,46 +24,14 @@ torch::ScalarType acc_type(const torch::Tensor& x) {
 
 bool use_kernels(const torch::Tensor& x) { return x.is_cuda() && cbn_relu_cuda_kernels(); }
 
-// The kernels index dense N C H W or N H W C memory; anything else is made dense first.
-bool channels_last(const torch::Tensor& x) {
-  return !x.is_contiguous() && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
-}
-torch::Tensor dense_like(const torch::Tensor& t, const torch::Tensor& layout) {
-  return t.contiguous(channels_last(layout) ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous);
-}
-
-#ifdef HAMGAN_CUDA_KERNELS
-cuda::Dtype kernel_dtype(const torch::Tensor& x) {
-  switch (x.scalar_type()) {
-    case torch::kFloat: return cuda::Dtype::f32;
-    case torch::kDouble: return cuda::Dtype::f64;
-    case torch::kBFloat16: return cuda::Dtype::bf16;
-    case torch::kHalf: return cuda::Dtype::f16;
-    default: fail("cbn_relu: expected a floating-point activation, got ", x.scalar_type());
-  }
-}
-cuda::CbnShape kernel_shape(const torch::Tensor& x) {
-  cuda::CbnShape s;
-  s.n = x.size(0);
-  s.c = x.size(1);
-  s.hw = x.size(2) * x.size(3);
-  s.channels_last = channels_last(x);
-  return s;
-}
-void launched(const char* error, const char* kernel) {
-  if (error) fail("cbn_relu: the CUDA kernel ", kernel, " failed to launch: ", error);
-}
-void* stream_of(const torch::Tensor& x) { return compat::cuda_current_stream(x.device().index()); }
-#endif
-
 // y = relu(x * scale + shift), scale and shift N x C in the accumulation type.
 torch::Tensor apply_forward(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
   if (use_kernels(x)) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor y = torch::empty_like(x);
-    launched(cuda::cbn_relu_forward(kernel_dtype(x), x.data_ptr(), scale.contiguous().data_ptr(),
+    launched(cuda::cbn_relu_forward(kernel_dtype(x, "cbn_relu"), x.data_ptr(), scale.contiguous().data_ptr(),
                                     shift.contiguous().data_ptr(), y.data_ptr(), kernel_shape(x), stream_of(x)),
-             "forward");
+             "cbn_relu", "forward");
     return y;
 #endif
   }
@@ -78,9 +47,9 @@ std::tuple<torch::Tensor, torch::Tensor> reduce_backward(const torch::Tensor& g,
 #ifdef HAMGAN_CUDA_KERNELS
     const auto opts = x.options().dtype(acc).memory_format(torch::MemoryFormat::Contiguous);
     torch::Tensor s0 = torch::empty({x.size(0), x.size(1)}, opts), s1 = torch::empty_like(s0);
-    launched(cuda::cbn_relu_reduce(kernel_dtype(x), g.data_ptr(), y.data_ptr(), x.data_ptr(), s0.data_ptr(),
+    launched(cuda::cbn_relu_reduce(kernel_dtype(x, "cbn_relu"), g.data_ptr(), y.data_ptr(), x.data_ptr(), s0.data_ptr(),
                                    s1.data_ptr(), kernel_shape(x), stream_of(x)),
-             "reduce");
+             "cbn_relu", "reduce");
     return {s0, s1};
 #endif
   }
@@ -94,10 +63,10 @@ torch::Tensor apply_backward(const torch::Tensor& g, const torch::Tensor& y, con
   if (use_kernels(x)) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor dx = torch::empty_like(x);
-    launched(cuda::cbn_relu_backward(kernel_dtype(x), g.data_ptr(), y.data_ptr(), x.data_ptr(),
+    launched(cuda::cbn_relu_backward(kernel_dtype(x, "cbn_relu"), g.data_ptr(), y.data_ptr(), x.data_ptr(),
                                      k1.contiguous().data_ptr(), k2.contiguous().data_ptr(),
                                      k3.contiguous().data_ptr(), dx.data_ptr(), kernel_shape(x), stream_of(x)),
-             "backward");
+             "cbn_relu", "backward");
     return dx;
 #endif
   }
@@ -174,7 +143,7 @@ bool cbn_relu_cuda_kernels() {
 
 bool fused_cbn_relu_pays(const torch::Tensor& x) {
   const FusePolicy p = fuse_policy;
-  return p == FusePolicy::Always;
+  return p == FusePolicy::Always || (p == FusePolicy::WherePays && use_kernels(x));
 }
 
 torch::Tensor cbn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x, const torch::Tensor& gain1,

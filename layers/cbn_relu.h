@@ -23,9 +23,8 @@ enum class FusePolicy {
   Never,      // false: batch norm, scale, shift and ReLU as written
 };
 void set_fused_cbn_relu(FusePolicy policy);
-// Whether the fused form runs for input x. WherePays: nowhere yet. Its CUDA kernels have not run
-// on a GPU (tests/cuda/test_cbn_relu_cuda.cpp and the GPU check's `train.fused_cbn_relu=true`
-// row will); auto becomes CUDA once they have, by the byte count above. On CPUs the ATen form
+// Whether the fused form runs for input x. WherePays: on CUDA, where its kernels run (an H200's
+// ImageNet-128 HamGAN step: 15% faster, 41% less peak memory; docs/gpu). On CPUs the ATen form
 // moves no fewer bytes than the plain chain.
 bool fused_cbn_relu_pays(const torch::Tensor& x);
 // Whether this build has the CUDA kernels (a CUDA LibTorch); elsewhere CUDA inputs take the ATen form.

@@ -3,26 +3,10 @@
 // and fp16 activations; double for double), rounded once on the store.
 #include "layers/cbn_relu_cuda.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <cstdint>
+#include "layers/cuda_elementwise.cuh"
 
 namespace hamgan::cuda {
 namespace {
-
-template <typename T> struct Acc { using type = float; };
-template <> struct Acc<double> { using type = double; };
-
-__device__ inline float load(const float* p, int64_t i) { return p[i]; }
-__device__ inline double load(const double* p, int64_t i) { return p[i]; }
-__device__ inline float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ inline float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ inline void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ inline void store(double* p, int64_t i, double v) { p[i] = v; }
-__device__ inline void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
-__device__ inline void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
 // Calls f(i, channel, sample * C + channel) for every element i in memory order, striding over
 // the grid. Index is 32-bit where the tensor allows (its divisions are several times cheaper).
@@ -92,7 +76,6 @@ __global__ void reduce_cl_kernel(const T* __restrict__ g, const T* __restrict__ 
 }
 
 // N C H W: a block per (sample, channel) over its contiguous pixels, a tree in shared memory.
-constexpr int kThreads = 256;
 template <typename T>
 __global__ void reduce_nchw_kernel(const T* __restrict__ g, const T* __restrict__ y, const T* __restrict__ x,
                                    typename Acc<T>::type* __restrict__ s0, typename Acc<T>::type* __restrict__ s1,
@@ -122,19 +105,8 @@ __global__ void reduce_nchw_kernel(const T* __restrict__ g, const T* __restrict_
   }
 }
 
-const char* launched() {
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
-}
-
-// Enough blocks to fill the GPU several times over; the loops stride over the rest.
-unsigned elementwise_blocks(int64_t total) {
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
-}
-
 template <typename T>
-const char* forward_typed(const void* x, const void* scale, const void* shift, void* y, const CbnShape& s,
+const char* forward_typed(const void* x, const void* scale, const void* shift, void* y, const ActShape& s,
                           cudaStream_t st) {
   using A = typename Acc<T>::type;
   const int64_t total = s.n * s.c * s.hw;
@@ -152,7 +124,7 @@ const char* forward_typed(const void* x, const void* scale, const void* shift, v
 }
 
 template <typename T>
-const char* reduce_typed(const void* g, const void* y, const void* x, void* s0, void* s1, const CbnShape& s,
+const char* reduce_typed(const void* g, const void* y, const void* x, void* s0, void* s1, const ActShape& s,
                          cudaStream_t st) {
   using A = typename Acc<T>::type;
   if (s.n * s.c == 0) return nullptr;
@@ -170,7 +142,7 @@ const char* reduce_typed(const void* g, const void* y, const void* x, void* s0, 
 
 template <typename T>
 const char* backward_typed(const void* g, const void* y, const void* x, const void* k1, const void* k2,
-                           const void* k3, void* dx, const CbnShape& s, cudaStream_t st) {
+                           const void* k3, void* dx, const ActShape& s, cudaStream_t st) {
   using A = typename Acc<T>::type;
   const int64_t total = s.n * s.c * s.hw;
   if (total == 0) return nullptr;
@@ -189,7 +161,7 @@ const char* backward_typed(const void* g, const void* y, const void* x, const vo
 }  // namespace
 
 const char* cbn_relu_forward(Dtype t, const void* x, const void* scale, const void* shift, void* y,
-                             const CbnShape& s, void* stream) {
+                             const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
   switch (t) {
     case Dtype::f32: return forward_typed<float>(x, scale, shift, y, s, st);
@@ -201,7 +173,7 @@ const char* cbn_relu_forward(Dtype t, const void* x, const void* scale, const vo
 }
 
 const char* cbn_relu_reduce(Dtype t, const void* g, const void* y, const void* x, void* s0, void* s1,
-                            const CbnShape& s, void* stream) {
+                            const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
   switch (t) {
     case Dtype::f32: return reduce_typed<float>(g, y, x, s0, s1, s, st);
@@ -213,7 +185,7 @@ const char* cbn_relu_reduce(Dtype t, const void* g, const void* y, const void* x
 }
 
 const char* cbn_relu_backward(Dtype t, const void* g, const void* y, const void* x, const void* k1,
-                              const void* k2, const void* k3, void* dx, const CbnShape& s, void* stream) {
+                              const void* k2, const void* k3, void* dx, const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
   switch (t) {
     case Dtype::f32: return backward_typed<float>(g, y, x, k1, k2, k3, dx, s, st);

@@ -2,6 +2,7 @@
 
 #include "core/compat.h"
 #include "core/error.h"
+#include "layers/channel_bias.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -12,7 +13,7 @@ torch::Tensor avgpool_folded_kernel(const torch::Tensor& w3) {
 }
 
 torch::Tensor conv3x3_avgpool2(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias) {
-  return torch::conv2d(x, avgpool_folded_kernel(w3), bias, /*stride=*/2, /*padding=*/1);
+  return conv2d_bias(x, avgpool_folded_kernel(w3), bias, /*stride=*/2, /*padding=*/1);
 }
 
 torch::Tensor avgpool2_conv1x1(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& bias) {
@@ -23,7 +24,7 @@ torch::Tensor avgpool2_conv1x1(const torch::Tensor& x, const torch::Tensor& w1, 
     compat::NoAutocast fp32;  // derive in the weight's precision (a quarter is exact); the convolution casts after
     w2 = w1.expand({-1, -1, 2, 2}) * 0.25;
   }
-  return torch::conv2d(x, w2, bias, /*stride=*/2);
+  return conv2d_bias(x, w2, bias, /*stride=*/2, /*padding=*/0);
 }
 
 }  // namespace hamgan

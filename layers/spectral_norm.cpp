@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/compat.h"
+#include "layers/channel_bias.h"
 
 namespace hamgan {
 
@@ -70,7 +71,7 @@ torch::Tensor SNConv2dImpl::weight() {
 }
 
 torch::Tensor SNConv2dImpl::forward(const torch::Tensor& x) {
-  return F::conv2d(x, weight(), F::Conv2dFuncOptions().bias(bias).padding(padding));
+  return conv2d_bias(x, weight(), bias, /*stride=*/1, padding);
 }
 
 SNLinearImpl::SNLinearImpl(int64_t in, int64_t out, bool with_bias, SNOptions sn_) : sn(sn_) {

@@ -1,6 +1,7 @@
 #include "layers/upsample_conv.h"
 
 #include "core/error.h"
+#include "layers/channel_bias.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -62,8 +63,8 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
   // All four phases in one convolution with padding 1: its position (i + a, j + b), channel
   // block 2a + b, reads input rows i-1+a, i+a and columns j-1+b, j+b, i.e. holds phase (a, b)'s
   // output (i, j).
-  const torch::Tensor all = torch::conv2d(x, upsample_folded_kernels(w3),
-                                          bias.defined() ? bias.repeat({4}) : bias, 1, 1);
+  const torch::Tensor all = conv2d_bias(x, upsample_folded_kernels(w3),
+                                        bias.defined() ? bias.repeat({4}) : bias, /*stride=*/1, /*padding=*/1);
   const bool cl = x.is_contiguous(torch::MemoryFormat::ChannelsLast) && !x.is_contiguous();
   return Interleave::apply(all, w3.size(0), cl);
 }

@@ -14,6 +14,8 @@ amx_bf16, unless HAMGAN_CPU_ISA (avx2, avx512, avx512_bf16, native) lowers the c
 avx512_bf16. As in hamgan, the forward passes run under autocast, the losses and backward
 outside, the Hamburger's decomposition in fp32.
 --compile wraps G and D in torch.compile (torch >= 2); the warm-up steps absorb compilation.
+--tf32 auto (default) puts CUDA's fp32 matrix products (the decomposition's) in TF32 when
+autocast is on, as hamgan's train.tf32 auto does.
 --device cuda: fused Adam and cudnn.benchmark (PyTorch's fast settings); the step time is the
 wall time of the timed steps over their count (one synchronisation at the end, as `hamgan bench
 train`), with the device time per step from CUDA events beside the host's enqueue time.
@@ -306,7 +308,8 @@ def bench(arch, label, args):
     mode = "{} {}{} {} {} {:15s} batch {}, {} threads".format(
         torch.__version__.split("+")[0], "compile" if args.compile else "eager",
         " reuse-fake" if args.reuse_fake else "",
-        "bf16" if args.amp else "fp32", "channels-last" if args.channels_last else "contiguous",
+        "bf16" + (" tf32" if args.tf32 else "") if args.amp else "fp32",
+        "channels-last" if args.channels_last else "contiguous",
         label, n, torch.get_num_threads())
     if cuda or res != 32:
         mode += f", {dev.type} {res} px"
@@ -320,7 +323,7 @@ def bench(arch, label, args):
             print(f"torch {mode}: first warm-up step {time.perf_counter() - t0:.2f} s"
                   + (" (with compilation)" if args.compile else ""), file=log, flush=True)
     result = dict(script="bench_torch_eager", torch=torch.__version__, device=str(dev), config=args.config,
-                  context=label, resolution=res, batch=n, amp=args.amp, channels_last=args.channels_last,
+                  context=label, resolution=res, batch=n, amp=args.amp, tf32=args.tf32, channels_last=args.channels_last,
                   compile=args.compile, fused_adam=bool(fused), iters=args.iters, warmup=args.warmup, params_g=params_g,
                   params_d=params_d, device_median_ms=None, host_median_ms=None, peak_mib=None, bound="cpu")
     if cuda:
@@ -391,6 +394,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--amp", choices=("auto", "true", "false"), default="auto",
                    help="bf16 autocast of the forward passes; auto: on with native bf16 (as hamgan)")
+    p.add_argument("--tf32", choices=("auto", "true", "false"), default="auto",
+                   help="CUDA: fp32 matrix products in TF32; auto: with autocast (as hamgan's train.tf32)")
     p.add_argument("--channels-last", action="store_true", help="models and images channels-last")
     p.add_argument("--compile", action="store_true", help="torch.compile G and D (torch >= 2)")
     p.add_argument("--reuse-fake", action="store_true",
@@ -422,6 +427,11 @@ def main():
     if args.config and (args.context or args.ch):
         p.error("--context, --ch: the architecture comes from --config; give one or the other")
     args.amp = amp_default(dev) if args.amp == "auto" else args.amp == "true"
+    # As hamgan's train.tf32: auto is TF32 for CUDA's fp32 matrix products (the decomposition's)
+    # when autocast is on.
+    args.tf32 = dev.type == "cuda" and (args.amp if args.tf32 == "auto" else args.tf32 == "true")
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
     torch.set_num_threads(args.threads)
     if args.config:
         arch = arch_from_config(args.hamgan, args.config)

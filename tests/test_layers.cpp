@@ -8,6 +8,7 @@
 #include "core/compat.h"
 #include "core/error.h"
 #include "core/cpu_features.h"
+#include "layers/channel_bias.h"
 #include "layers/conv_avgpool.h"
 #include "layers/fold_taps.h"
 #include "layers/upsample_conv.h"
@@ -408,4 +409,56 @@ TEST(MinibatchStd, Bf16KeepsItsInputAndRoundsOnlyTheMaps) {
   ASSERT_EQ(y.scalar_type(), torch::kBFloat16);
   EXPECT_TRUE(torch::equal(y.narrow(1, 0, 6), x));
   EXPECT_TRUE(torch::equal(y.narrow(1, 6, 1), ref.narrow(1, 6, 1).to(torch::kBFloat16)));
+}
+
+// The bias add of layers/channel_bias.h (train.bias_kernel) in its ATen form: equal to
+// torch::conv2d's own bias to fp32 round-off (one rounding of the sum either way), in both memory
+// formats; its gradient is checked in double; a bias of the wrong size is named in the error.
+// tests/cuda/test_channel_bias_cuda.cpp checks the CUDA kernel against this form.
+TEST(ChannelBias, ConvWithItEqualsConvWithItsOwnBias) {
+  torch::manual_seed(21);
+  const torch::Tensor w = torch::randn({6, 5, 3, 3}), b = torch::randn({6});
+  for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast}) {
+    const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
+    set_bias_kernel(FusePolicy::Never);
+    EXPECT_FALSE(bias_kernel_pays(x));
+    const torch::Tensor plain = conv2d_bias(x, w, b, 1, 1);
+    set_bias_kernel(FusePolicy::Always);
+    const torch::Tensor added = conv2d_bias(x, w, b, 1, 1);
+    set_bias_kernel(FusePolicy::WherePays);
+    EXPECT_FALSE(bias_kernel_pays(x)) << "auto: CUDA only";
+    EXPECT_TRUE(torch::allclose(added, plain, 1e-6, 1e-6)) << (added - plain).abs().max();
+    EXPECT_EQ(added.is_contiguous(torch::MemoryFormat::ChannelsLast), plain.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+}
+
+TEST(ChannelBias, Bf16RoundsTheFp32SumOnce) {
+  torch::manual_seed(22);
+  const torch::Tensor y = torch::randn({2, 4, 3, 5}).to(torch::kBFloat16), b = torch::randn({4});
+  const torch::Tensor got = add_channel_bias(y, b);
+  EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(got, (y.to(torch::kFloat) + b.view({1, 4, 1, 1})).to(torch::kBFloat16)));
+}
+
+TEST(ChannelBias, GradcheckDouble) {
+  torch::manual_seed(23);
+  torch::Tensor y = torch::randn({2, 3, 4, 5}, torch::kDouble).contiguous(torch::MemoryFormat::ChannelsLast);
+  y.requires_grad_(true);
+  torch::Tensor b = torch::randn({3}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return add_channel_bias(y, b); }, {y, b}));
+}
+
+TEST(ChannelBias, WrongShapesAreNamed) {
+  EXPECT_THROW(
+      {
+        try {
+          add_channel_bias(torch::zeros({2, 3, 4, 4}), torch::zeros({4}));
+        } catch (const std::exception& e) {
+          EXPECT_NE(std::string(e.what()).find("add_channel_bias: expected N x C x H x W and a bias of C"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::exception);
 }

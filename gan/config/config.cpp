@@ -18,6 +18,7 @@ const Words<InitScheme> kInitWords = {
     {InitScheme::Orthogonal, "orthogonal"}, {InitScheme::Xavier, "xavier"}, {InitScheme::Normal, "normal"}};
 const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSaturating, "nonsaturating"}};
 const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}, {AmpMode::Off, "false"}};
+const Words<Tf32Mode> kTf32Words = {{Tf32Mode::Auto, "auto"}, {Tf32Mode::On, "true"}, {Tf32Mode::Off, "false"}};
 const Words<FoldPolicy> kFoldWords = {
     {FoldPolicy::WherePays, "auto"}, {FoldPolicy::Always, "true"}, {FoldPolicy::Never, "false"}};
 const Words<FusePolicy> kFuseWords = {

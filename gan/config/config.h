@@ -15,6 +15,7 @@ namespace hamgan {
 enum class InitScheme { Orthogonal, Xavier, Normal };  // model.init; Normal is N(0, 0.02)
 enum class GanLoss { Hinge, NonSaturating };            // train.loss (gan/train/losses.h)
 enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
+enum class Tf32Mode { Auto, On, Off };                  // train.tf32: auto | true | false (gan/train/amp.h)
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
 enum class DistBackend { Auto, Nccl, Gloo };            // train.dist_backend (gan/train/distributed.h)
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
@@ -24,6 +25,7 @@ extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<FoldPolicy> kFoldWords;
 extern const Words<FusePolicy> kFuseWords;
+extern const Words<Tf32Mode> kTf32Words;
 extern const Words<DeviceChoice> kDeviceWords;
 extern const Words<DistBackend> kDistBackendWords;
 extern const Words<LrDecay> kLrDecayWords;
@@ -83,6 +85,8 @@ struct TrainConfig {
   bool channels_last = true;
   FoldPolicy folded_convs = FoldPolicy::WherePays;
   FusePolicy fused_cbn_relu = FusePolicy::WherePays;
+  FusePolicy bias_kernel = FusePolicy::WherePays;
+  Tf32Mode tf32 = Tf32Mode::Auto;
   bool cudnn_benchmark = true;
   DeviceChoice device = DeviceChoice::Auto;
   DistBackend dist_backend = DistBackend::Auto;

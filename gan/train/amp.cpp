@@ -21,4 +21,13 @@ bool amp_auto(const torch::Device& device, int cuda_capability_major) {
   return device.is_cpu() && cpu_has_fast_bf16();
 }
 
+bool tf32_enabled(Tf32Mode mode, const torch::Device& device, bool amp) {
+  switch (mode) {
+    case Tf32Mode::On: return device.is_cuda();
+    case Tf32Mode::Off: return false;
+    case Tf32Mode::Auto: break;
+  }
+  return device.is_cuda() && amp;
+}
+
 }  // namespace hamgan

@@ -15,4 +15,9 @@ bool amp_enabled(AmpMode mode, const torch::Device& device);
 // older GPUs emulate bf16, slower than fp32), on a CPU with native bf16; else off.
 bool amp_auto(const torch::Device& device, int cuda_capability_major);
 
+// train.tf32: whether CUDA's fp32 matrix products run in TF32 (10 mantissa bits) on the tensor
+// cores. Under bf16 autocast the only fp32 products left are the Hamburger's decomposition's,
+// and TF32 keeps 3 bits more than the bf16 around them: auto turns it on with autocast on CUDA.
+bool tf32_enabled(Tf32Mode mode, const torch::Device& device, bool amp);
+
 }  // namespace hamgan

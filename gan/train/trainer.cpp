@@ -28,6 +28,7 @@
 #include "gan/train/stop_policy.h"
 #include "gan/train/tensorboard_log.h"
 #include "gan/train/train_hooks.h"
+#include "layers/channel_bias.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {
@@ -53,6 +54,8 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   set_folded_convs(cfg.train.folded_convs);
   set_fused_cbn_relu(cfg.train.fused_cbn_relu);
+  set_bias_kernel(cfg.train.bias_kernel);
+  if (device.is_cuda()) at::globalContext().setAllowTF32CuBLAS(tf32_enabled(cfg.train.tf32, device, amp_));
   // The step's shapes never change, so cuDNN's one-off timing of each convolution's algorithms
   // (torch.backends.cudnn.benchmark) pays from the second step on; its heuristic pick may not.
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(cfg.train.cudnn_benchmark);

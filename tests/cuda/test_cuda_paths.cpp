@@ -176,7 +176,7 @@ TEST_F(Cuda, PinnedLoader) {
 
 // G's residual add with the upsampling joined (layers/upsample_conv.h) sums exactly as
 // upsample-then-add on the GPU too, in bf16 channels-last, and the auto policy takes it there.
-TEST(Cuda, AddUpsampledEqualsUpsampleThenAdd) {
+TEST_F(Cuda, AddUpsampledEqualsUpsampleThenAdd) {
   namespace F = torch::nn::functional;
   const torch::Tensor h =
       torch::randn({8, 16, 32, 32}, kGpu).to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
@@ -188,4 +188,32 @@ TEST(Cuda, AddUpsampledEqualsUpsampleThenAdd) {
   EXPECT_TRUE(torch::equal(y, h + up));
   EXPECT_TRUE(y.is_contiguous(torch::MemoryFormat::ChannelsLast));
   EXPECT_TRUE(folded_shortcut_pays(s));
+}
+
+// train.tf32: the trainer sets cuBLAS's TF32 mode as the config says (auto: with autocast), and
+// the mode does what it is for: an fp32 batched product (the decomposition's kind) errs by TF32's
+// ~1e-4 with it and by fp32's ~1e-7 without.
+TEST_F(Cuda, Tf32FollowsTheConfig) {
+  for (const auto& [mode, amp, want] : std::vector<std::tuple<Tf32Mode, AmpMode, bool>>{
+           {Tf32Mode::Auto, AmpMode::On, true},
+           {Tf32Mode::Auto, AmpMode::Off, false},
+           {Tf32Mode::On, AmpMode::Off, true},
+           {Tf32Mode::Off, AmpMode::On, false}}) {
+    Config cfg = tiny("ham_nmf");
+    cfg.train.tf32 = mode;
+    cfg.train.amp = amp;
+    Trainer t(cfg, kGpu);
+    EXPECT_EQ(at::globalContext().allowTF32CuBLAS(), want) << static_cast<int>(mode) << " " << static_cast<int>(amp);
+  }
+  torch::manual_seed(41);
+  const torch::Tensor a = torch::randn({16, 256, 512}, kGpu), b = torch::randn({16, 512, 64}, kGpu);
+  const torch::Tensor exact = torch::bmm(a.to(torch::kDouble), b.to(torch::kDouble));
+  auto rel = [&] { return ((torch::bmm(a, b).to(torch::kDouble) - exact).norm() / exact.norm()).item<double>(); };
+  at::globalContext().setAllowTF32CuBLAS(true);
+  const double tf32 = rel();
+  at::globalContext().setAllowTF32CuBLAS(false);
+  const double fp32 = rel();
+  EXPECT_LT(fp32, 1e-5);
+  EXPECT_GT(tf32, 1e-5) << "TF32 took no effect";
+  EXPECT_LT(tf32, 1e-2);
 }

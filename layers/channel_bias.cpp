@@ -1,0 +1,82 @@
+#include "layers/channel_bias.h"
+
+#include <atomic>
+
+#include "core/compat.h"
+#include "core/error.h"
+#include "layers/cuda_tensor.h"
+#ifdef HAMGAN_CUDA_KERNELS
+#include "layers/channel_bias_cuda.h"
+#endif
+
+namespace hamgan {
+
+namespace {
+
+std::atomic<FusePolicy> bias_policy{FusePolicy::WherePays};
+
+bool have_kernel() {
+#ifdef HAMGAN_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+// y + b in the accumulation type (fp32, or double for double), rounded once to y's dtype.
+torch::Tensor add_bias(const torch::Tensor& y, const torch::Tensor& b) {
+  const auto acc = y.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
+  const torch::Tensor bias = b.to(acc).contiguous();
+  const torch::Tensor yd = dense_like(y, y);
+  if (yd.is_cuda() && have_kernel()) {
+#ifdef HAMGAN_CUDA_KERNELS
+    torch::Tensor out = torch::empty_like(yd);
+    launched(cuda::channel_bias_forward(kernel_dtype(yd, "add_channel_bias"), yd.data_ptr(), bias.data_ptr(),
+                                        out.data_ptr(), kernel_shape(yd), stream_of(yd)),
+             "add_channel_bias", "forward");
+    return out;
+#endif
+  }
+  return (yd.to(acc) + bias.view({1, -1, 1, 1})).to(y.scalar_type()).contiguous(
+      channels_last(yd) ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous);
+}
+
+struct ChannelBias : torch::autograd::Function<ChannelBias> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y, const torch::Tensor& b) {
+    ctx->saved_data["b_dtype"] = static_cast<int64_t>(b.scalar_type());
+    compat::NoAutocast no_autocast;
+    return add_bias(y, b);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const torch::Tensor& g = grads[0];
+    const auto b_dtype = static_cast<torch::ScalarType>(ctx->saved_data["b_dtype"].toInt());
+    const auto acc = g.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
+    return {g, g.sum({0, 2, 3}, /*keepdim=*/false, acc).to(b_dtype)};
+  }
+};
+
+}  // namespace
+
+void set_bias_kernel(FusePolicy policy) { bias_policy = policy; }
+
+bool bias_kernel_pays(const torch::Tensor& x) {
+  const FusePolicy p = bias_policy;
+  return p == FusePolicy::Always || (p == FusePolicy::WherePays && x.is_cuda() && have_kernel());
+}
+
+torch::Tensor add_channel_bias(const torch::Tensor& y, const torch::Tensor& b) {
+  if (y.dim() != 4 || b.dim() != 1 || b.size(0) != y.size(1))
+    fail("add_channel_bias: expected N x C x H x W and a bias of C, got ", y.sizes(), " and ", b.sizes());
+  if (!y.is_floating_point() || !b.is_floating_point())
+    fail("add_channel_bias: expected floating-point tensors, got ", y.scalar_type(), " and ", b.scalar_type());
+  return ChannelBias::apply(y, b);
+}
+
+torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, int64_t stride,
+                          int64_t padding) {
+  if (!b.defined() || !bias_kernel_pays(x)) return torch::conv2d(x, w, b, stride, padding);
+  return add_channel_bias(torch::conv2d(x, w, {}, stride, padding), b);
+}
+
+}  // namespace hamgan
