@@ -462,3 +462,31 @@ TEST(ChannelBias, WrongShapesAreNamed) {
       },
       std::exception);
 }
+
+// fold_3x3_taps as one [out * in, 9] x [9, rows^2] product against T W T^T per (out, in) pair,
+// in double for both callers' tap matrices (4 and 2 rows; their entries are 0, 1/2 and 1, so the
+// products are exact and only the summation order differs), NCHW and channels-last weights, and
+// its gradient in double.
+TEST(FoldTaps, OneProductEqualsTWTtPerPair) {
+  torch::manual_seed(24);
+  const std::vector<std::vector<double>> tap_sets = {
+      {0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.5},
+      {1.0, 0.0, 0.0, 0.0, 1.0, 1.0}};
+  for (const auto& taps : tap_sets) {
+    const int64_t rows = static_cast<int64_t>(taps.size()) / 3;
+    const torch::Tensor t = torch::tensor(taps, torch::kDouble).view({rows, 3});
+    for (const bool cl : {false, true}) {
+      torch::Tensor w = torch::randn({5, 3, 3, 3}, torch::kDouble);
+      if (cl) w = w.contiguous(torch::MemoryFormat::ChannelsLast);
+      const torch::Tensor got = taps.size() == 12
+                                    ? fold_3x3_taps(w, {0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.5}, "t")
+                                    : fold_3x3_taps(w, {1.0, 0.0, 0.0, 0.0, 1.0, 1.0}, "t");
+      ASSERT_EQ(got.sizes(), (std::vector<int64_t>{5, 3, rows, rows}));
+      for (int64_t o = 0; o < 5; ++o)
+        for (int64_t i = 0; i < 3; ++i)
+          EXPECT_TRUE(torch::allclose(got[o][i], t.mm(w[o][i]).mm(t.t()), 1e-14, 1e-14)) << o << " " << i;
+    }
+  }
+  torch::Tensor w = torch::randn({2, 3, 3, 3}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return fold_3x3_taps(w, {1.0, 0.0, 0.0, 0.0, 1.0, 1.0}, "t"); }, {w}));
+}
