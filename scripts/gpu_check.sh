@@ -105,9 +105,9 @@ speed_cfgs=(imagenet128_hamgan imagenet128_sagan)
 switches=(train.fused_cbn_relu train.bias_kernel train.tf32 train.folded_convs train.cudnn_benchmark)
 switch_values=(true false)
 switch_cfgs=("${speed_cfgs[@]}")
-quick_rows=(train.fused_cbn_relu=false train.bias_kernel=false train.tf32=false)
+quick_rows=(train.folded_convs=false train.fused_cbn_relu=false train.bias_kernel=false)
 if [ "$quick" = 1 ]; then
-  switches=(train.fused_cbn_relu train.bias_kernel train.tf32)
+  switches=(train.folded_convs train.fused_cbn_relu train.bias_kernel)
   switch_cfgs=(imagenet128_hamgan)
 fi
 fast=(train.device=cuda train.amp=true train.channels_last=true)
