@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -129,6 +130,11 @@ int free_loopback_port() {
 
 DataParallel::DataParallel(const DistEnv& env, torch::Device device, DistBackend backend) : env_(env) {
   check_backend(backend, device.is_cuda() ? "cuda" : "cpu", device.is_cuda());
+  // A peer that dies closes its sockets; the next write to one raises SIGPIPE, whose default
+  // action ends this rank before the collective's error reaches the trainer, which would name
+  // the lost rank and the checkpoint kept. Ignored (as Python's runtime, torchrun's ranks, does),
+  // the write fails with EPIPE and Gloo throws.
+  std::signal(SIGPIPE, SIG_IGN);
   const bool nccl =
       device.is_cuda() && (backend == DistBackend::Nccl || (backend == DistBackend::Auto && compat::has_nccl()));
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port) + " (MASTER_ADDR:MASTER_PORT" +
