@@ -132,25 +132,21 @@ done
 packed=$out/speed_data.packed
 step speed_images 60 0 "$py" scripts/jpeg_folder.py "$out/speed_images" 128 "$classes" &&
   step speed_data 60 0 "$bin" prepare --data "$out/speed_images" --out "$packed" --resolution 128 --workers 8
-for cfg in "${speed_cfgs[@]}"; do
-  srun=$out/speed_train_$cfg
-  step "train_$cfg" 150 1 "$bin" train -c "configs/$cfg.yaml" --out "$srun" "data.path=$packed" data.format=packed \
-    model.n_classes=$classes "${fast[@]}" train.iterations=40 train.log_every=10 train.checkpoint_every=0 \
-    train.sample_every=0 train.tensorboard=false --workers 8
-  [ "$mode" = dry ] || { cp "$srun/metrics.jsonl" "$sp/$cfg.train.metrics.jsonl" 2>/dev/null; rm -rf "$srun/checkpoints"; }
+# loop_row CFG [KEY=VALUE]: 40 iterations of the training loop on the packed folder, its
+# metrics.jsonl as CFG.train[.KEY=VALUE].metrics.jsonl for the table.
+loop_row() {
+  local cfg=$1 row=${2:-} srun=$out/speed_train_$1${2:+_$2}
+  step "train_$cfg${row:+_$row}" 150 1 "$bin" train -c "configs/$cfg.yaml" --out "$srun" "data.path=$packed" \
+    data.format=packed model.n_classes=$classes "${fast[@]}" train.iterations=40 train.log_every=10 \
+    train.checkpoint_every=0 train.sample_every=0 train.tensorboard=false --workers 8 ${row:+"$row"}
+  [ "$mode" = dry ] || { cp "$srun/metrics.jsonl" "$sp/$cfg.train${row:+.$row}.metrics.jsonl" 2>/dev/null; rm -rf "$srun/checkpoints"; }
   speed_table
-done
+}
+for cfg in "${speed_cfgs[@]}"; do loop_row "$cfg"; done
 # The loop again with each switch that `auto` does not yet pick (HamGAN): the figure a user gets
 # with it. None at present.
 loop_rows=()
-for row in "${loop_rows[@]}"; do
-  cfg=imagenet128_hamgan srun=$out/speed_train_imagenet128_hamgan_$row
-  step "train_${cfg}_$row" 150 1 "$bin" train -c "configs/$cfg.yaml" --out "$srun" "data.path=$packed" \
-    data.format=packed model.n_classes=$classes "${fast[@]}" train.iterations=40 train.log_every=10 \
-    train.checkpoint_every=0 train.sample_every=0 train.tensorboard=false --workers 8 "$row"
-  [ "$mode" = dry ] || { cp "$srun/metrics.jsonl" "$sp/$cfg.train.$row.metrics.jsonl" 2>/dev/null; rm -rf "$srun/checkpoints"; }
-  speed_table
-done
+for row in "${loop_rows[@]}"; do loop_row imagenet128_hamgan "$row"; done
 for cfg in "${speed_cfgs[@]}"; do
   json=$sp/$cfg.eager.json step "eager_$cfg" 150 1 "$py" scripts/bench_torch_eager.py --config "configs/$cfg.yaml" \
     --hamgan "$bin" --device cuda --batch 256 --iters 10 --warmup 3 --amp true --channels-last --threads "$(nproc)" --json
