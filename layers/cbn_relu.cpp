@@ -133,13 +133,7 @@ struct CbnReluFunction : public torch::autograd::Function<CbnReluFunction> {
 
 void set_fused_cbn_relu(FusePolicy policy) { fuse_policy = policy; }
 
-bool cbn_relu_cuda_kernels() {
-#ifdef HAMGAN_CUDA_KERNELS
-  return true;
-#else
-  return false;
-#endif
-}
+bool cbn_relu_cuda_kernels() { return cuda_kernels_built(); }
 
 bool fused_cbn_relu_pays(const torch::Tensor& x) {
   const FusePolicy p = fuse_policy;

@@ -15,20 +15,12 @@ namespace {
 
 std::atomic<FusePolicy> bias_policy{FusePolicy::WherePays};
 
-bool have_kernel() {
-#ifdef HAMGAN_CUDA_KERNELS
-  return true;
-#else
-  return false;
-#endif
-}
-
 // y + b in the accumulation type (fp32, or double for double), rounded once to y's dtype.
 torch::Tensor add_bias(const torch::Tensor& y, const torch::Tensor& b) {
   const auto acc = y.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
   const torch::Tensor bias = b.to(acc).contiguous();
   const torch::Tensor yd = dense_like(y, y);
-  if (yd.is_cuda() && have_kernel()) {
+  if (yd.is_cuda() && cuda_kernels_built()) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor out = torch::empty_like(yd);
     launched(cuda::channel_bias_forward(kernel_dtype(yd, "add_channel_bias"), yd.data_ptr(), bias.data_ptr(),
@@ -62,7 +54,7 @@ void set_bias_kernel(FusePolicy policy) { bias_policy = policy; }
 
 bool bias_kernel_pays(const torch::Tensor& x) {
   const FusePolicy p = bias_policy;
-  return p == FusePolicy::Always || (p == FusePolicy::WherePays && x.is_cuda() && have_kernel());
+  return p == FusePolicy::Always || (p == FusePolicy::WherePays && x.is_cuda() && cuda_kernels_built());
 }
 
 torch::Tensor add_channel_bias(const torch::Tensor& y, const torch::Tensor& b) {

@@ -5,6 +5,14 @@
 
 namespace hamgan {
 
+bool cuda_kernels_built() {
+#ifdef HAMGAN_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool channels_last(const torch::Tensor& x) {
   return !x.is_contiguous() && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
 }

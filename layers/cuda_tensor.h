@@ -11,6 +11,10 @@ namespace hamgan {
 bool channels_last(const torch::Tensor& x);
 torch::Tensor dense_like(const torch::Tensor& t, const torch::Tensor& layout);
 
+// Whether this build has hamgan's CUDA kernels (layers/*_cuda.cu: a CUDA LibTorch); without
+// them, CUDA inputs take each operation's ATen form.
+bool cuda_kernels_built();
+
 // `op` names the operation in errors.
 cuda::Dtype kernel_dtype(const torch::Tensor& x, const char* op);
 cuda::ActShape kernel_shape(const torch::Tensor& x);  // x: N x C x H x W, dense (dense_like)
