@@ -74,6 +74,10 @@ torch::Tensor SNConv2dImpl::forward(const torch::Tensor& x) {
   return conv2d_bias(x, weight(), bias, /*stride=*/1, padding);
 }
 
+torch::Tensor SNConv2dImpl::forward_relu(const torch::Tensor& x) {
+  return conv2d_bias_relu(x, weight(), bias, /*stride=*/1, padding);
+}
+
 SNLinearImpl::SNLinearImpl(int64_t in, int64_t out, bool with_bias, SNOptions sn_) : sn(sn_) {
   if (with_bias) bias = register_parameter("bias", default_bias(out, in));
   register_spectral_norm(*this, default_weight({out, in}), weight_orig, weight_u, weight_v);

@@ -29,6 +29,7 @@ class SNConv2dImpl : public torch::nn::Module {
   SNConv2dImpl(int64_t in, int64_t out, int64_t kernel, int64_t padding, bool bias,
                SNOptions sn = {});
   torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward_relu(const torch::Tensor& x);  // relu(forward(x)), fused where it pays (conv2d_bias_relu)
   torch::Tensor weight();  // the normalized weight; runs the power iteration in training
 
   torch::Tensor weight_orig, bias, weight_u, weight_v;

@@ -1,8 +1,15 @@
 #include "layers/upsample_conv.h"
 
+#include <atomic>
+
+#include "core/compat.h"
 #include "core/error.h"
 #include "layers/channel_bias.h"
+#include "layers/cuda_tensor.h"
 #include "layers/fold_taps.h"
+#ifdef HAMGAN_CUDA_KERNELS
+#include "layers/upsample_add_cuda.h"
+#endif
 
 namespace hamgan {
 
@@ -69,11 +76,58 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
   return Interleave::apply(all, w3.size(0), cl);
 }
 
+namespace {
+
+std::atomic<FusePolicy> upsample_add_policy{FusePolicy::WherePays};
+
+// h + up2(s) by the kernels: h, s of one dtype, dense in h's memory format.
+class UpsampleAdd : public torch::autograd::Function<UpsampleAdd> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& s) {
+    compat::NoAutocast no_autocast;
+    const torch::Tensor hd = dense_like(h, h), sd = dense_like(s, h);
+    torch::Tensor y = torch::empty_like(hd);
+    ctx->saved_data["s_shape"] = s.sizes().vec();
+#ifdef HAMGAN_CUDA_KERNELS
+    launched(cuda::upsample_add_forward(kernel_dtype(hd, "add_upsampled2"), hd.data_ptr(), sd.data_ptr(), y.data_ptr(),
+                                        kernel_shape(hd), hd.size(2), hd.size(3), stream_of(hd)),
+             "add_upsampled2", "forward");
+#endif
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const torch::Tensor g = dense_like(grads[0], grads[0]);
+    torch::Tensor ds = torch::empty(ctx->saved_data["s_shape"].toIntVector(),
+                                    g.options().memory_format(channels_last(g) ? torch::MemoryFormat::ChannelsLast
+                                                                               : torch::MemoryFormat::Contiguous));
+#ifdef HAMGAN_CUDA_KERNELS
+    launched(cuda::upsample_add_backward(kernel_dtype(g, "add_upsampled2"), g.data_ptr(), ds.data_ptr(), kernel_shape(g),
+                                         g.size(2), g.size(3), stream_of(g)),
+             "add_upsampled2", "backward");
+#endif
+    return {grads[0], ds};
+  }
+};
+
+}  // namespace
+
+void set_upsample_add_kernel(FusePolicy policy) { upsample_add_policy = policy; }
+
+bool upsample_add_kernel_pays(const torch::Tensor& h) {
+  const FusePolicy p = upsample_add_policy;
+  return p == FusePolicy::Always || (p == FusePolicy::WherePays && h.is_cuda() && cuda_kernels_built());
+}
+
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s) {
   const auto n = h.size(0), c = h.size(1), hh = h.size(2), w = h.size(3);
   if (s.dim() != 4 || s.size(0) != n || s.size(1) != c || 2 * s.size(2) != hh || 2 * s.size(3) != w)
     fail("add_upsampled2: expected a shortcut of [", n, ", ", c, ", ", hh / 2, ", ", w / 2, "] for ", h.sizes(),
          ", got ", s.sizes());
+  if (upsample_add_kernel_pays(h) && h.is_cuda() && cuda_kernels_built() && h.scalar_type() == s.scalar_type() &&
+      h.is_floating_point())
+    return UpsampleAdd::apply(h, s);
   // Splitting H and W into (half, 2) is a view in either memory format; so is the sum's merge
   // back, whose layout follows h's.
   const torch::Tensor sum = h.view({n, c, hh / 2, 2, w / 2, 2}) + s.view({n, c, hh / 2, 1, w / 2, 1});

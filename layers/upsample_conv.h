@@ -9,6 +9,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "layers/cbn_relu.h"
+
 namespace hamgan {
 
 // The four phase kernels [4 * out, in, 2, 2] (phase 2a + b major) of up2 -> conv3x3 for a 3x3
@@ -22,7 +24,15 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
 // h + interpolate(s, x2 nearest) for h [N, C, 2H, 2W] and s [N, C, H, W] of one memory format: s
 // broadcast over each 2x2 block of h, so every sum is the same one, bit for bit, without the
 // upsampled tensor (G's residual add: one full-size write and read fewer, and no upsampling
-// kernel). The result keeps h's memory format.
+// kernel). The result keeps h's memory format. Where upsample_add_kernel_pays(h), the add and
+// its gradient for s (the sum of each 2x2 block of the output's gradient) run as hamgan's
+// kernels (layers/upsample_add_cuda.cu): one pass each, in place of ATen's broadcast over a 6-d
+// view and its reduction over two strided dimensions.
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s);
+
+// Process-wide, as train.folded_convs (train.upsample_add_kernel). auto: on CUDA, where the
+// kernels run; true: everywhere (other devices run the ATen form); false: the ATen form.
+void set_upsample_add_kernel(FusePolicy policy);
+bool upsample_add_kernel_pays(const torch::Tensor& h);
 
 }  // namespace hamgan

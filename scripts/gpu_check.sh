@@ -102,12 +102,12 @@ quote cuda_tests "PASSED|FAILED|tests ran" 12
 quick=${QUICK:-0}
 speed_cfgs=(imagenet128_hamgan imagenet128_sagan)
 # Bench switches: each adds a row =true and a row =false per config (QUICK: =false, HamGAN).
-switches=(train.fused_cbn_relu train.bias_kernel train.tf32 train.folded_convs train.cudnn_benchmark)
+switches=(train.fused_cbn_relu train.bias_kernel train.upsample_add_kernel train.tf32 train.folded_convs train.cudnn_benchmark)
 switch_values=(true false)
 switch_cfgs=("${speed_cfgs[@]}")
-quick_rows=(train.folded_convs=false train.fused_cbn_relu=false train.bias_kernel=false)
+quick_rows=(train.folded_convs=false train.fused_cbn_relu=false train.bias_kernel=false train.upsample_add_kernel=false)
 if [ "$quick" = 1 ]; then
-  switches=(train.folded_convs train.fused_cbn_relu train.bias_kernel)
+  switches=(train.folded_convs train.fused_cbn_relu train.bias_kernel train.upsample_add_kernel)
   switch_cfgs=(imagenet128_hamgan)
 fi
 fast=(train.device=cuda train.amp=true train.channels_last=true)

@@ -379,6 +379,20 @@ TEST(AddUpsampled, EqualsUpsampleThenAddBitForBit) {
   EXPECT_THROW(add_upsampled2(h, s.narrow(2, 0, 2)), Error);
 }
 
+// train.upsample_add_kernel: auto takes hamgan's kernels on CUDA only (tests/cuda/
+// test_upsample_add_cuda.cpp checks them against this ATen form); true on a CPU is the ATen form.
+TEST(AddUpsampled, KernelSwitchIsCudaOnlyUnderAuto) {
+  const torch::Tensor h = torch::randn({2, 3, 6, 4}), s = torch::randn({2, 3, 3, 2});
+  EXPECT_FALSE(upsample_add_kernel_pays(h));
+  set_upsample_add_kernel(FusePolicy::Always);
+  EXPECT_TRUE(upsample_add_kernel_pays(h));
+  const torch::Tensor y = add_upsampled2(h, s);
+  set_upsample_add_kernel(FusePolicy::Never);
+  EXPECT_FALSE(upsample_add_kernel_pays(h));
+  EXPECT_TRUE(torch::equal(y, add_upsampled2(h, s)));
+  set_upsample_add_kernel(FusePolicy::WherePays);
+}
+
 // The shortcuts fold on GPUs only where the policy is auto (CPUs keep the pool and the
 // upsampling: D's 4x shortcut MACs cost more there); true and false decide everywhere.
 TEST(FoldedConv, ShortcutsFoldOnGpusUnlessSwitched) {
@@ -447,6 +461,57 @@ TEST(ChannelBias, GradcheckDouble) {
   y.requires_grad_(true);
   torch::Tensor b = torch::randn({3}, torch::kDouble).requires_grad_(true);
   EXPECT_TRUE(gradcheck([&] { return add_channel_bias(y, b); }, {y, b}));
+}
+
+// With the ReLU that follows D's first convolution: conv2d_bias_relu against
+// torch::relu(torch::conv2d(...)) within the same bound as the plain add (the ReLU moves no two
+// values further apart), in both memory formats.
+TEST(ChannelBias, ReluFormEqualsReluOfConvWithItsOwnBias) {
+  torch::manual_seed(24);
+  const torch::Tensor w = torch::randn({6, 5, 3, 3}), b = torch::randn({6});
+  for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast}) {
+    const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
+    set_bias_kernel(FusePolicy::Never);
+    const torch::Tensor plain = conv2d_bias_relu(x, w, b, 1, 1);
+    set_bias_kernel(FusePolicy::Always);
+    const torch::Tensor added = conv2d_bias_relu(x, w, b, 1, 1);
+    set_bias_kernel(FusePolicy::WherePays);
+    EXPECT_TRUE(torch::equal(plain, torch::relu(torch::conv2d(x, w, b, 1, 1))));
+    EXPECT_GT((added == 0).sum().item<int64_t>(), added.numel() / 4) << "the ReLU clipped";
+    expect_within_rounding(added, plain, torch::conv2d(x.abs(), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), 5);
+    EXPECT_EQ(added.is_contiguous(torch::MemoryFormat::ChannelsLast), plain.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+}
+
+// In bf16 the fused form is the ReLU of the once-rounded fp32 sum, bit for bit (rounding is
+// monotone and keeps 0), a NaN stays NaN as in torch::relu, and its gradients equal those of
+// torch::relu after add_channel_bias.
+TEST(ChannelBias, ReluBf16IsTheReluOfTheRoundedSum) {
+  torch::manual_seed(25);
+  torch::Tensor y = torch::randn({2, 4, 3, 5}).to(torch::kBFloat16);
+  y[0][1][2][3] = std::nan("");
+  const torch::Tensor b = torch::randn({4});
+  torch::Tensor y1 = y.clone().requires_grad_(true), y2 = y.clone().requires_grad_(true);
+  torch::Tensor b1 = b.clone().requires_grad_(true), b2 = b.clone().requires_grad_(true);
+  const torch::Tensor got = add_channel_bias_relu(y1, b1), want = torch::relu(add_channel_bias(y2, b2));
+  EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(got.nan_to_num(-7), want.nan_to_num(-7)));
+  EXPECT_TRUE(std::isnan(got[0][1][2][3].item<float>()));
+  EXPECT_TRUE(torch::equal(got.nan_to_num(-7),
+                           torch::relu(y.to(torch::kFloat) + b.view({1, 4, 1, 1})).to(torch::kBFloat16).nan_to_num(-7)));
+  const torch::Tensor up = torch::linspace(-1, 1, got.numel()).view(got.sizes()).to(torch::kBFloat16);
+  (got * up).sum().backward();
+  (want * up).sum().backward();
+  EXPECT_TRUE(torch::equal(y1.grad(), y2.grad()));
+  EXPECT_TRUE(torch::equal(b1.grad(), b2.grad()));
+}
+
+TEST(ChannelBias, ReluGradcheckDouble) {
+  torch::manual_seed(26);
+  torch::Tensor y = torch::randn({2, 3, 4, 5}, torch::kDouble).contiguous(torch::MemoryFormat::ChannelsLast);
+  y.requires_grad_(true);
+  torch::Tensor b = torch::randn({3}, torch::kDouble).requires_grad_(true);
+  EXPECT_TRUE(gradcheck([&] { return add_channel_bias_relu(y, b); }, {y, b}));
 }
 
 TEST(ChannelBias, WrongShapesAreNamed) {

@@ -86,6 +86,7 @@ struct TrainConfig {
   FoldPolicy folded_convs = FoldPolicy::WherePays;
   FusePolicy fused_cbn_relu = FusePolicy::WherePays;
   FusePolicy bias_kernel = FusePolicy::WherePays;
+  FusePolicy upsample_add_kernel = FusePolicy::WherePays;
   Tf32Mode tf32 = Tf32Mode::Auto;
   bool cudnn_benchmark = true;
   DeviceChoice device = DeviceChoice::Auto;

@@ -135,8 +135,13 @@ const KeyTable<TrainConfig>& train_keys() {
            "written; data parallel's synchronised statistics take the plain form"),
       word("bias_kernel", &T::bias_kernel, kFuseWords,
            "convolution biases added by one vectorised pass of hamgan's (layers/channel_bias.h; in fp32, rounded once) "
-           "instead of ATen's broadcast add: auto on CUDA (its kernel), true everywhere (the CPU runs its ATen form), "
-           "false as written"),
+           "instead of ATen's broadcast add, with D's ReLU after its first convolution in the same pass: auto on CUDA "
+           "(its kernel), true everywhere (the CPU runs its ATen form), false as written"),
+      word("upsample_add_kernel", &T::upsample_add_kernel, kFuseWords,
+           "G's residual add of its upsampled shortcut (with the folded shortcuts) and that add's gradient, the sum "
+           "of each 2x2 block, by one pass each of hamgan's (layers/upsample_conv.h) instead of ATen's broadcast "
+           "and strided reduction: auto on CUDA (its kernels), true everywhere (other devices run the ATen form), "
+           "false: the ATen form"),
       word("tf32", &T::tf32, kTf32Words,
            "on CUDA: fp32 matrix products (the Hamburger's decomposition, which stays fp32 under autocast) on the "
            "tensor cores in TF32, 10 mantissa bits against bf16's 7; auto: on when `amp` is, true: also in fp32 "

@@ -30,6 +30,7 @@
 #include "gan/train/train_hooks.h"
 #include "layers/channel_bias.h"
 #include "layers/fold_taps.h"
+#include "layers/upsample_conv.h"
 
 namespace hamgan {
 
@@ -55,6 +56,7 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   set_folded_convs(cfg.train.folded_convs);
   set_fused_cbn_relu(cfg.train.fused_cbn_relu);
   set_bias_kernel(cfg.train.bias_kernel);
+  set_upsample_add_kernel(cfg.train.upsample_add_kernel);
   if (device.is_cuda()) at::globalContext().setAllowTF32CuBLAS(tf32_enabled(cfg.train.tf32, device, amp_));
   // The step's shapes never change, so cuDNN's one-off timing of each convolution's algorithms
   // (torch.backends.cudnn.benchmark) pays from the second step on; its heuristic pick may not.
