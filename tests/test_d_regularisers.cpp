@@ -367,6 +367,7 @@ const std::map<std::string, std::string>& feature_overrides() {
       {"diffaug", "train.diffaug=color,translation,cutout"},
       {"lecam", "train.lecam_weight=0.3"},
       {"r1", "train.r1_gamma=2 train.r1_every=3"},  // D steps 0, 3, 6, 9: the resumed half starts on one
+      {"mode_seeking", "train.mode_seeking=1"},
   };
   return m;
 }
@@ -405,11 +406,12 @@ TEST(StepFeatures, NamesStatisticsAndSweepOverridesAreComplete) {
     EXPECT_EQ(feature_overrides().count(e.name), 1u) << e.name << ": add its overrides to feature_overrides()";
     EXPECT_FALSE(e.enabled(tiny().train)) << e.name << " is on by default";
   }
-  // metrics.jsonl's keys: the step's five, then LeCam's, then R1's.
+  // metrics.jsonl's keys: the step's five, then LeCam's, R1's and mode seeking's.
   EXPECT_EQ(stat_index("d_loss_real"), 0);
   EXPECT_EQ(stat_index("d_fake"), 4);
   EXPECT_EQ(stat_index("d_lecam"), 5);
   EXPECT_EQ(stat_index("d_r1"), 6);
+  EXPECT_EQ(stat_index("g_ms"), 7);
   EXPECT_NE(error_of([] { stat_index("d_nope"); }).find("d_lecam"), std::string::npos);
 }
 

@@ -106,6 +106,7 @@ struct TrainConfig {
   double lecam_decay = 0.99;
   double r1_gamma = 0.0;
   int64_t r1_every = 16;
+  double mode_seeking = 0.0;
   std::string init_from;
   bool init_optimizer = false;
   int64_t freeze_d = 0;

@@ -187,6 +187,9 @@ const KeyTable<TrainConfig>& train_keys() {
            "sees them: after DiffAugment) in D's loss (gan/train/r1.h); 0: off"),
       integer("r1_every", &T::r1_every, 1, 1000000,
               "R1 on every N-th D step only, multiplied by N (StyleGAN2's lazy regularisation; its interval is 16)"),
+      real("mode_seeking", &T::mode_seeking, closed(0, 1e6),
+           "lambda of the mode-seeking term in G's loss (Mao et al. 2019; 1 in the paper; gan/train/mode_seeking.h): "
+           "the inverse ratio of image to latent distance over pairs of fakes of one label; 0: off"),
       text("init_from", &T::init_from, "a path; \"\": none",
            "a hamgan checkpoint of another run to start from (gan/train/init_from.h): G, D and the EMA G by tensor "
            "name; class tensors of another `model.n_classes` re-initialised and named in the log; the iteration "

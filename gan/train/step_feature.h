@@ -1,11 +1,11 @@
 // The optional parts of the training step behind one interface: D's regularisers and
-// augmentations (DiffAugment, LeCam, R1). Trainer::step stays BigGAN's algorithm (n_dis D
+// augmentations (DiffAugment, LeCam, R1) and G's (mode seeking). Trainer::step stays BigGAN's algorithm (n_dis D
 // steps, then the G step) and calls every enabled feature at the same few points:
 //   D's images     augment(): the images D sees, real and fake alike, in both steps (DiffAugment's T)
 //   D step begins  begin_d_step(): with the run's D-step count (lazy regularisers pick their steps)
 //   D's loss       d_loss(): a term added to one micro-batch's D loss (LeCam, R1)
 //   D step ends    end_d_step(): after the step's backward passes, with the step's mean outputs
-//   G's loss       g_loss(): a term added to one micro-batch's G loss
+//   G's loss       g_loss(): a term added to one micro-batch's G loss (mode seeking)
 // and reads its statistics (every iteration: metrics.jsonl, TensorBoard, the NaN check) and its
 // checkpointed state. A new feature is its own file plus one entry in step_features.cpp's
 // registry.
@@ -25,6 +25,14 @@
 namespace hamgan {
 
 class DataParallel;
+
+// One micro-batch of the G step, after D's forward pass on its fakes.
+struct GMicroBatch {
+  torch::Tensor z, y;   // G's latents and labels
+  torch::Tensor fake;   // G(z, y), in G's graph (before augment())
+  torch::Tensor d_fake; // D's raw outputs on the fakes (fp32)
+  double scale = 1;     // 1 / train.accumulate
+};
 
 // One micro-batch of a D step, after D's forward pass.
 struct DMicroBatch {
@@ -49,8 +57,9 @@ class StepFeature {
   // After the D step's backward passes and the ranks' gradient average, before the optimizer:
   // the step's mean D(x) and D(G(z)) on this rank (0-dim; `dp` null: one process).
   virtual void end_d_step(const torch::Tensor& mean_real, const torch::Tensor& mean_fake, DataParallel* dp) {}
-  // The term added to one micro-batch's G loss, from D's outputs on the fakes; undefined: none.
-  virtual torch::Tensor g_loss(const torch::Tensor& d_fake) { return {}; }
+  // The term added to one micro-batch's G loss (before the 1 / accumulate of the step);
+  // undefined: none.
+  virtual torch::Tensor g_loss(const GMicroBatch& b) { return {}; }
   // This iteration's values of the entry's statistics, in its order: 0-dim fp32 on the device.
   virtual std::vector<torch::Tensor> stats() const { return {}; }
   // State that must survive a checkpoint (name -> tensor, names unique across features), and

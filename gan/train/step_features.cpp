@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "gan/train/diff_augment.h"
 #include "gan/train/lecam.h"
+#include "gan/train/mode_seeking.h"
 #include "gan/train/r1.h"
 #include "gan/train/step_feature.h"
 
@@ -18,6 +19,8 @@ const std::vector<StepFeatureEntry>& step_feature_registry() {
        [](const TrainConfig& t) { return t.lecam_weight > 0; }, make_lecam_feature},
       {"r1", {{"d_r1", "R1", "R1 penalty (before gamma / 2)"}},
        [](const TrainConfig& t) { return t.r1_gamma > 0; }, make_r1_feature},
+      {"mode_seeking", {{"g_ms", "MS", "mode-seeking term (before its weight)"}},
+       [](const TrainConfig& t) { return t.mode_seeking > 0; }, make_mode_seeking_feature},
   };
   return entries;
 }

@@ -82,8 +82,10 @@ class Trainer {
   struct DStepStats {
     torch::Tensor loss_real, loss_fake, real, fake;
   };
-  // A G output kept for the G step (train.reuse_fake): fakes with G's graph, their labels.
-  using Fakes = std::pair<torch::Tensor, torch::Tensor>;
+  // A G output kept for the G step (train.reuse_fake): fakes with G's graph, their latents and labels.
+  struct Fakes {
+    torch::Tensor fake, z, y;
+  };
   // One micro-batch of a D step: its loss's gradients added to D's, its means to `st`.
   void d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>& kept, DStepStats& st);
   // One micro-batch of the G step (fakes from `kept`, else fresh): its gradients added to G's;

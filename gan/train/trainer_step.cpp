@@ -74,7 +74,7 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>&
     phase("G forward (D step)");
     if (cfg_.train.reuse_fake) {
       fake = g_->forward(z, y_fake);
-      kept.emplace_back(fake, y_fake);
+      kept.push_back({fake, z, y_fake});
       fake = fake.detach();
     } else {
       torch::NoGradGuard no_grad;
@@ -99,14 +99,13 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>&
 }
 
 torch::Tensor Trainer::g_micro_batch(const Fakes* kept, double scale) {
-  torch::Tensor fake, y_fake, out;
+  torch::Tensor fake, z, y_fake, out;
   {
     compat::Autocast autocast(amp_, device_.type());
     phase("G forward (G step)");
     if (kept) {
-      std::tie(fake, y_fake) = *kept;
+      fake = kept->fake, z = kept->z, y_fake = kept->y;
     } else {
-      torch::Tensor z;
       std::tie(z, y_fake) = sample_zy(micro_batch());
       fake = g_->forward(z, y_fake);
     }
@@ -116,8 +115,9 @@ torch::Tensor Trainer::g_micro_batch(const Fakes* kept, double scale) {
   out = out.to(torch::kFloat);
   const torch::Tensor l = g_loss(loss_, out);
   torch::Tensor loss = l;
+  const GMicroBatch m{z, y_fake, fake, out, scale};
   each_feature(features_, [&](StepFeature& f) {
-    if (const torch::Tensor t = f.g_loss(out); t.defined()) loss = loss + t;
+    if (const torch::Tensor t = f.g_loss(m); t.defined()) loss = loss + t;
   });
   phase("D and G backward (G step)");
   (loss * scale).backward();
