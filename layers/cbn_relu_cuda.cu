@@ -163,37 +163,22 @@ const char* backward_typed(const void* g, const void* y, const void* x, const vo
 const char* cbn_relu_forward(Dtype t, const void* x, const void* scale, const void* shift, void* y,
                              const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return forward_typed<float>(x, scale, shift, y, s, st);
-    case Dtype::f64: return forward_typed<double>(x, scale, shift, y, s, st);
-    case Dtype::bf16: return forward_typed<__nv_bfloat16>(x, scale, shift, y, s, st);
-    case Dtype::f16: return forward_typed<__half>(x, scale, shift, y, s, st);
-  }
-  return "cbn_relu_forward: unknown dtype";
+  return with_dtype(t, "cbn_relu_forward: unknown dtype",
+                    [&](auto v) { return forward_typed<decltype(v)>(x, scale, shift, y, s, st); });
 }
 
 const char* cbn_relu_reduce(Dtype t, const void* g, const void* y, const void* x, void* s0, void* s1,
                             const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return reduce_typed<float>(g, y, x, s0, s1, s, st);
-    case Dtype::f64: return reduce_typed<double>(g, y, x, s0, s1, s, st);
-    case Dtype::bf16: return reduce_typed<__nv_bfloat16>(g, y, x, s0, s1, s, st);
-    case Dtype::f16: return reduce_typed<__half>(g, y, x, s0, s1, s, st);
-  }
-  return "cbn_relu_reduce: unknown dtype";
+  return with_dtype(t, "cbn_relu_reduce: unknown dtype",
+                    [&](auto v) { return reduce_typed<decltype(v)>(g, y, x, s0, s1, s, st); });
 }
 
 const char* cbn_relu_backward(Dtype t, const void* g, const void* y, const void* x, const void* k1,
                               const void* k2, const void* k3, void* dx, const ActShape& s, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return backward_typed<float>(g, y, x, k1, k2, k3, dx, s, st);
-    case Dtype::f64: return backward_typed<double>(g, y, x, k1, k2, k3, dx, s, st);
-    case Dtype::bf16: return backward_typed<__nv_bfloat16>(g, y, x, k1, k2, k3, dx, s, st);
-    case Dtype::f16: return backward_typed<__half>(g, y, x, k1, k2, k3, dx, s, st);
-  }
-  return "cbn_relu_backward: unknown dtype";
+  return with_dtype(t, "cbn_relu_backward: unknown dtype",
+                    [&](auto v) { return backward_typed<decltype(v)>(g, y, x, k1, k2, k3, dx, s, st); });
 }
 
 }  // namespace hamgan::cuda

@@ -76,13 +76,8 @@ const char* forward_typed(const void* x, const void* bias, void* y, const ActSha
 const char* channel_bias_forward(Dtype t, const void* x, const void* bias, void* y, const ActShape& s,
                                  bool relu, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return forward_typed<float>(x, bias, y, s, relu, st);
-    case Dtype::f64: return forward_typed<double>(x, bias, y, s, relu, st);
-    case Dtype::bf16: return forward_typed<__nv_bfloat16>(x, bias, y, s, relu, st);
-    case Dtype::f16: return forward_typed<__half>(x, bias, y, s, relu, st);
-  }
-  return "channel_bias_forward: unknown dtype";
+  return with_dtype(t, "channel_bias_forward: unknown dtype",
+                    [&](auto v) { return forward_typed<decltype(v)>(x, bias, y, s, relu, st); });
 }
 
 }  // namespace hamgan::cuda

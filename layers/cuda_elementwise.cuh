@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "layers/cuda_types.h"
+
 namespace hamgan::cuda {
 
 // Arithmetic in float for fp32, bf16 and fp16 activations; double for double.
@@ -28,6 +30,19 @@ constexpr int kThreads = 256;
 inline unsigned elementwise_blocks(int64_t total) {
   const int64_t blocks = (total + kThreads - 1) / kThreads;
   return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+}
+
+// f(T{}) for the activation type T that `t` names: the kernels' one dispatch on the dtype.
+// Returns f's result (nullptr, or a launch's error text), or `unknown` for a dtype of none.
+template <typename F>
+const char* with_dtype(Dtype t, const char* unknown, F&& f) {
+  switch (t) {
+    case Dtype::f32: return f(float{});
+    case Dtype::f64: return f(double{});
+    case Dtype::bf16: return f(__nv_bfloat16{});
+    case Dtype::f16: return f(__half{});
+  }
+  return unknown;
 }
 
 inline const char* launched() {

@@ -149,25 +149,15 @@ const char* backward_typed(const void* g, void* ds, const ActShape& hs, int64_t 
 const char* upsample_add_forward(Dtype t, const void* h, const void* s, void* y, const ActShape& hs,
                                  int64_t height, int64_t width, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return forward_typed<float>(h, s, y, hs, height, width, st);
-    case Dtype::f64: return forward_typed<double>(h, s, y, hs, height, width, st);
-    case Dtype::bf16: return forward_typed<__nv_bfloat16>(h, s, y, hs, height, width, st);
-    case Dtype::f16: return forward_typed<__half>(h, s, y, hs, height, width, st);
-  }
-  return "upsample_add_forward: unknown dtype";
+  return with_dtype(t, "upsample_add_forward: unknown dtype",
+                    [&](auto v) { return forward_typed<decltype(v)>(h, s, y, hs, height, width, st); });
 }
 
 const char* upsample_add_backward(Dtype t, const void* g, void* ds, const ActShape& hs, int64_t height,
                                   int64_t width, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case Dtype::f32: return backward_typed<float>(g, ds, hs, height, width, st);
-    case Dtype::f64: return backward_typed<double>(g, ds, hs, height, width, st);
-    case Dtype::bf16: return backward_typed<__nv_bfloat16>(g, ds, hs, height, width, st);
-    case Dtype::f16: return backward_typed<__half>(g, ds, hs, height, width, st);
-  }
-  return "upsample_add_backward: unknown dtype";
+  return with_dtype(t, "upsample_add_backward: unknown dtype",
+                    [&](auto v) { return backward_typed<decltype(v)>(g, ds, hs, height, width, st); });
 }
 
 }  // namespace hamgan::cuda

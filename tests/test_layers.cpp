@@ -425,26 +425,35 @@ TEST(MinibatchStd, Bf16KeepsItsInputAndRoundsOnlyTheMaps) {
   EXPECT_TRUE(torch::equal(y.narrow(1, 6, 1), ref.narrow(1, 6, 1).to(torch::kBFloat16)));
 }
 
-// The bias add of layers/channel_bias.h (train.bias_kernel) in its ATen form: equal to
-// torch::conv2d's own bias up to fp32 round-off of the summation order, in both memory formats; its gradient is checked in double; a bias of the wrong size is named in the error.
-// tests/cuda/test_channel_bias_cuda.cpp checks the CUDA kernel against this form.
+// The bias add of layers/channel_bias.h (train.bias_kernel) in its ATen form, alone and with the
+// ReLU that follows D's first convolution: equal to torch::conv2d's own bias (then torch::relu) up
+// to fp32 round-off of the summation order, in both memory formats (the ReLU moves no two values
+// further apart); its gradient is checked in double; a bias of the wrong size is named in the
+// error. tests/cuda/test_channel_bias_cuda.cpp checks the CUDA kernel against this form.
 TEST(ChannelBias, ConvWithItEqualsConvWithItsOwnBias) {
   torch::manual_seed(21);
   const torch::Tensor w = torch::randn({6, 5, 3, 3}), b = torch::randn({6});
-  for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast}) {
-    const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
-    set_bias_kernel(FusePolicy::Never);
-    EXPECT_FALSE(bias_kernel_pays(x));
-    const torch::Tensor plain = conv2d_bias(x, w, b, 1, 1);
-    set_bias_kernel(FusePolicy::Always);
-    const torch::Tensor added = conv2d_bias(x, w, b, 1, 1);
-    set_bias_kernel(FusePolicy::WherePays);
-    EXPECT_FALSE(bias_kernel_pays(x)) << "auto: CUDA only";
-    // The plain form may add the bias inside the convolution's accumulation: the two differ by
-    // the summation order of 45 products and the bias.
-    expect_within_rounding(added, plain, torch::conv2d(x.abs(), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), 5);
-    EXPECT_EQ(added.is_contiguous(torch::MemoryFormat::ChannelsLast), plain.is_contiguous(torch::MemoryFormat::ChannelsLast));
-  }
+  for (const bool relu : {false, true})
+    for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast}) {
+      SCOPED_TRACE(relu ? "conv2d_bias_relu" : "conv2d_bias");
+      const auto conv = relu ? conv2d_bias_relu : conv2d_bias;
+      const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
+      set_bias_kernel(FusePolicy::Never);
+      EXPECT_FALSE(bias_kernel_pays(x));
+      const torch::Tensor plain = conv(x, w, b, 1, 1);
+      set_bias_kernel(FusePolicy::Always);
+      const torch::Tensor added = conv(x, w, b, 1, 1);
+      set_bias_kernel(FusePolicy::WherePays);
+      EXPECT_FALSE(bias_kernel_pays(x)) << "auto: CUDA only";
+      const torch::Tensor conv_b = torch::conv2d(x, w, b, 1, 1);
+      EXPECT_TRUE(torch::equal(plain, relu ? torch::relu(conv_b) : conv_b));
+      if (relu) EXPECT_GT((added == 0).sum().item<int64_t>(), added.numel() / 4) << "the ReLU clipped";
+      // The plain form may add the bias inside the convolution's accumulation: the two differ by
+      // the summation order of 45 products and the bias.
+      expect_within_rounding(added, plain, torch::conv2d(x.abs(), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), 5);
+      EXPECT_EQ(added.is_contiguous(torch::MemoryFormat::ChannelsLast),
+                plain.is_contiguous(torch::MemoryFormat::ChannelsLast));
+    }
 }
 
 TEST(ChannelBias, Bf16RoundsTheFp32SumOnce) {
@@ -461,26 +470,7 @@ TEST(ChannelBias, GradcheckDouble) {
   y.requires_grad_(true);
   torch::Tensor b = torch::randn({3}, torch::kDouble).requires_grad_(true);
   EXPECT_TRUE(gradcheck([&] { return add_channel_bias(y, b); }, {y, b}));
-}
-
-// With the ReLU that follows D's first convolution: conv2d_bias_relu against
-// torch::relu(torch::conv2d(...)) within the same bound as the plain add (the ReLU moves no two
-// values further apart), in both memory formats.
-TEST(ChannelBias, ReluFormEqualsReluOfConvWithItsOwnBias) {
-  torch::manual_seed(24);
-  const torch::Tensor w = torch::randn({6, 5, 3, 3}), b = torch::randn({6});
-  for (const auto format : {torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast}) {
-    const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
-    set_bias_kernel(FusePolicy::Never);
-    const torch::Tensor plain = conv2d_bias_relu(x, w, b, 1, 1);
-    set_bias_kernel(FusePolicy::Always);
-    const torch::Tensor added = conv2d_bias_relu(x, w, b, 1, 1);
-    set_bias_kernel(FusePolicy::WherePays);
-    EXPECT_TRUE(torch::equal(plain, torch::relu(torch::conv2d(x, w, b, 1, 1))));
-    EXPECT_GT((added == 0).sum().item<int64_t>(), added.numel() / 4) << "the ReLU clipped";
-    expect_within_rounding(added, plain, torch::conv2d(x.abs(), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), 5);
-    EXPECT_EQ(added.is_contiguous(torch::MemoryFormat::ChannelsLast), plain.is_contiguous(torch::MemoryFormat::ChannelsLast));
-  }
+  EXPECT_TRUE(gradcheck([&] { return add_channel_bias_relu(y, b); }, {y, b})) << "with the ReLU";
 }
 
 // In bf16 the fused form is the ReLU of the once-rounded fp32 sum, bit for bit (rounding is
@@ -504,14 +494,6 @@ TEST(ChannelBias, ReluBf16IsTheReluOfTheRoundedSum) {
   (want * up).sum().backward();
   EXPECT_TRUE(torch::equal(y1.grad(), y2.grad()));
   EXPECT_TRUE(torch::equal(b1.grad(), b2.grad()));
-}
-
-TEST(ChannelBias, ReluGradcheckDouble) {
-  torch::manual_seed(26);
-  torch::Tensor y = torch::randn({2, 3, 4, 5}, torch::kDouble).contiguous(torch::MemoryFormat::ChannelsLast);
-  y.requires_grad_(true);
-  torch::Tensor b = torch::randn({3}, torch::kDouble).requires_grad_(true);
-  EXPECT_TRUE(gradcheck([&] { return add_channel_bias_relu(y, b); }, {y, b}));
 }
 
 TEST(ChannelBias, WrongShapesAreNamed) {
