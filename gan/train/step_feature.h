@@ -1,6 +1,7 @@
 // The optional parts of the training step behind one interface: D's regularisers and
-// augmentations (DiffAugment, LeCam, R1) and G's (mode seeking). Trainer::step stays BigGAN's algorithm (n_dis D
-// steps, then the G step) and calls every enabled feature at the same few points:
+// augmentations (DiffAugment, LeCam, R1) and G's (mode seeking). Trainer::step stays BigGAN's
+// algorithm (n_dis D steps, then the G step) and calls every enabled feature at the same few
+// points:
 //   D's images     augment(): the images D sees, real and fake alike, in both steps (DiffAugment's T)
 //   D step begins  begin_d_step(): with the run's D-step count (lazy regularisers pick their steps)
 //   D's loss       d_loss(): a term added to one micro-batch's D loss (LeCam, R1)
@@ -28,10 +29,10 @@ class DataParallel;
 
 // One micro-batch of the G step, after D's forward pass on its fakes.
 struct GMicroBatch {
-  torch::Tensor z, y;   // G's latents and labels
-  torch::Tensor fake;   // G(z, y), in G's graph (before augment())
-  torch::Tensor d_fake; // D's raw outputs on the fakes (fp32)
-  double scale = 1;     // 1 / train.accumulate
+  torch::Tensor z, y;     // G's latents and labels
+  torch::Tensor fake;     // G(z, y), in G's graph (before augment())
+  torch::Tensor d_fake;   // D's raw outputs on the fakes (fp32)
+  double scale = 1;       // 1 / train.accumulate
 };
 
 // One micro-batch of a D step, after D's forward pass.

@@ -104,7 +104,9 @@ torch::Tensor Trainer::g_micro_batch(const Fakes* kept, double scale) {
     compat::Autocast autocast(amp_, device_.type());
     phase("G forward (G step)");
     if (kept) {
-      fake = kept->fake, z = kept->z, y_fake = kept->y;
+      fake = kept->fake;
+      z = kept->z;
+      y_fake = kept->y;
     } else {
       std::tie(z, y_fake) = sample_zy(micro_batch());
       fake = g_->forward(z, y_fake);
