@@ -353,6 +353,32 @@ TEST(UpsampleConv, GradcheckDouble) {
   for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
 }
 
+// The backward writes the gradient of every position of the phases' convolution, the ones no
+// output pixel reads included (zero there), into uninitialised memory. Freed NaN-filled blocks of
+// the same size, both memory formats, odd and even sizes: any position left unwritten would
+// carry a NaN (or stale value) into the weight's and input's gradients.
+TEST(UpsampleConv, BackwardLeavesNoStaleValues) {
+  torch::manual_seed(8);
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 3, 4}, {1, 4, 1, 1}, {2, 5, 6, 6}})
+    for (bool cl : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << torch::IntArrayRef(shape) << (cl ? " channels-last" : ""));
+      torch::Tensor x = torch::randn(shape, torch::kDouble);
+      if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
+      x.requires_grad_(true);
+      torch::Tensor w = torch::randn({4, shape[1], 3, 3}, torch::kDouble).requires_grad_(true);
+      const torch::Tensor r = torch::randn({shape[0], 4, 2 * shape[2], 2 * shape[3]}, torch::kDouble);
+      const auto g_plain = torch::autograd::grad({(torch::conv2d(nearest_up2(x), w, {}, 1, 1) * r).sum()}, {x, w});
+      for (int round = 0; round < 3; ++round) {
+        const torch::Tensor y = upsample2_conv3x3(x, w, {});
+        // The phases' output: [N, 4 out, H + 1, W + 1].
+        torch::full({shape[0], 16, shape[2] + 1, shape[3] + 1}, std::nan(""), torch::kDouble).reset();
+        const auto g = torch::autograd::grad({(y * r).sum()}, {x, w});
+        EXPECT_TRUE(close(g[0], g_plain[0], 1e-12, 1e-12));
+        EXPECT_TRUE(close(g[1], g_plain[1], 1e-12, 1e-12));
+      }
+    }
+}
+
 // G's shortcut: the upsampling joined to the residual add computes every sum exactly as
 // upsample-then-add (bit for bit, in fp32 and bf16, both memory formats), keeps h's memory
 // format, and gives the shortcut the same gradient (the 2x2 sums, in double to round-off).
