@@ -1,6 +1,5 @@
 #include "layers/cbn_relu.h"
 
-#include <atomic>
 #include <tuple>
 
 #include "core/compat.h"
@@ -15,14 +14,14 @@ namespace hamgan {
 
 namespace {
 
-std::atomic<FusePolicy> fuse_policy{FusePolicy::WherePays};
+FuseSwitch fused_switch;
 
 // Coefficients, statistics and sums: fp32 for fp32/bf16/fp16 activations, double for double.
 torch::ScalarType acc_type(const torch::Tensor& x) {
   return x.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
 }
 
-bool use_kernels(const torch::Tensor& x) { return x.is_cuda() && cbn_relu_cuda_kernels(); }
+bool use_kernels(const torch::Tensor& x) { return x.is_cuda() && cuda_kernels_built(); }
 
 // y = relu(x * scale + shift), scale and shift N x C in the accumulation type.
 torch::Tensor apply_forward(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
@@ -131,14 +130,9 @@ struct CbnReluFunction : public torch::autograd::Function<CbnReluFunction> {
 
 }  // namespace
 
-void set_fused_cbn_relu(FusePolicy policy) { fuse_policy = policy; }
+void set_fused_cbn_relu(FusePolicy policy) { fused_switch.set(policy); }
 
-bool cbn_relu_cuda_kernels() { return cuda_kernels_built(); }
-
-bool fused_cbn_relu_pays(const torch::Tensor& x) {
-  const FusePolicy p = fuse_policy;
-  return p == FusePolicy::Always || (p == FusePolicy::WherePays && use_kernels(x));
-}
+bool fused_cbn_relu_pays(const torch::Tensor& x) { return fused_switch.pays(x); }
 
 torch::Tensor cbn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x, const torch::Tensor& gain1,
                        const torch::Tensor& bias) {

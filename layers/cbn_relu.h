@@ -13,22 +13,16 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "layers/fuse_policy.h"
+
 namespace hamgan {
 
 // Where the fused form runs. It equals the plain chain up to rounding (one rounding to the
-// activation's dtype instead of one per pass). Process-wide, as train.folded_convs.
-enum class FusePolicy {
-  WherePays,  // auto: where measured faster (fused_cbn_relu_pays)
-  Always,     // true: on every device (the CPU runs the ATen form, to test and measure it)
-  Never,      // false: batch norm, scale, shift and ReLU as written
-};
+// activation's dtype instead of one per pass). auto: on CUDA (an H200's ImageNet-128 HamGAN
+// step: 15% faster, 41% less peak memory; docs/gpu); on CPUs the ATen form moves no fewer
+// bytes than the plain chain.
 void set_fused_cbn_relu(FusePolicy policy);
-// Whether the fused form runs for input x. WherePays: on CUDA, where its kernels run (an H200's
-// ImageNet-128 HamGAN step: 15% faster, 41% less peak memory; docs/gpu). On CPUs the ATen form
-// moves no fewer bytes than the plain chain.
 bool fused_cbn_relu_pays(const torch::Tensor& x);
-// Whether this build has the CUDA kernels (a CUDA LibTorch); elsewhere CUDA inputs take the ATen form.
-bool cbn_relu_cuda_kernels();
 
 // relu(bn(x) * gain1 + bias) for x (N x C x H x W, any float dtype and memory format) and gain1,
 // bias (N x C). Training mode (or running statistics off): batch statistics, and bn's running

@@ -1,7 +1,5 @@
 #include "layers/channel_bias.h"
 
-#include <atomic>
-
 #include "core/compat.h"
 #include "core/error.h"
 #include "layers/cuda_tensor.h"
@@ -13,7 +11,7 @@ namespace hamgan {
 
 namespace {
 
-std::atomic<FusePolicy> bias_policy{FusePolicy::WherePays};
+FuseSwitch bias_switch;
 
 // y + b (then the ReLU) in the accumulation type (fp32, or double for double), rounded once to
 // y's dtype. Rounding is monotone and keeps 0, so the ReLU before or after it is the same.
@@ -65,12 +63,9 @@ void check_bias_args(const char* op, const torch::Tensor& y, const torch::Tensor
 
 }  // namespace
 
-void set_bias_kernel(FusePolicy policy) { bias_policy = policy; }
+void set_bias_kernel(FusePolicy policy) { bias_switch.set(policy); }
 
-bool bias_kernel_pays(const torch::Tensor& x) {
-  const FusePolicy p = bias_policy;
-  return p == FusePolicy::Always || (p == FusePolicy::WherePays && x.is_cuda() && cuda_kernels_built());
-}
+bool bias_kernel_pays(const torch::Tensor& x) { return bias_switch.pays(x); }
 
 torch::Tensor add_channel_bias(const torch::Tensor& y, const torch::Tensor& b) {
   check_bias_args("add_channel_bias", y, b);

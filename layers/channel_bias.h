@@ -10,12 +10,11 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "layers/cbn_relu.h"
+#include "layers/fuse_policy.h"
 
 namespace hamgan {
 
-// Process-wide, as train.folded_convs. auto: on CUDA, where the kernel runs (measured faster
-// there); true: everywhere (other devices run its ATen form, to test it); false: as written.
+// train.bias_kernel (layers/fuse_policy.h).
 void set_bias_kernel(FusePolicy policy);
 bool bias_kernel_pays(const torch::Tensor& x);
 

@@ -1,7 +1,5 @@
 #include "layers/upsample_conv.h"
 
-#include <atomic>
-
 #include "core/compat.h"
 #include "core/error.h"
 #include "layers/channel_bias.h"
@@ -86,7 +84,7 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
 
 namespace {
 
-std::atomic<FusePolicy> upsample_add_policy{FusePolicy::WherePays};
+FuseSwitch upsample_add_switch;
 
 // h + up2(s) by the kernels: h, s of one dtype, dense in h's memory format.
 class UpsampleAdd : public torch::autograd::Function<UpsampleAdd> {
@@ -121,12 +119,9 @@ class UpsampleAdd : public torch::autograd::Function<UpsampleAdd> {
 
 }  // namespace
 
-void set_upsample_add_kernel(FusePolicy policy) { upsample_add_policy = policy; }
+void set_upsample_add_kernel(FusePolicy policy) { upsample_add_switch.set(policy); }
 
-bool upsample_add_kernel_pays(const torch::Tensor& h) {
-  const FusePolicy p = upsample_add_policy;
-  return p == FusePolicy::Always || (p == FusePolicy::WherePays && h.is_cuda() && cuda_kernels_built());
-}
+bool upsample_add_kernel_pays(const torch::Tensor& h) { return upsample_add_switch.pays(h); }
 
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s) {
   const auto n = h.size(0), c = h.size(1), hh = h.size(2), w = h.size(3);

@@ -9,7 +9,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "layers/cbn_relu.h"
+#include "layers/fuse_policy.h"
 
 namespace hamgan {
 
@@ -30,8 +30,8 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
 // view and its reduction over two strided dimensions.
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s);
 
-// Process-wide, as train.folded_convs (train.upsample_add_kernel). auto: on CUDA, where the
-// kernels run; true: everywhere (other devices run the ATen form); false: the ATen form.
+// train.upsample_add_kernel (layers/fuse_policy.h). Devices without the kernels take the ATen
+// form under true as well: it is the kernels' reference.
 void set_upsample_add_kernel(FusePolicy policy);
 bool upsample_add_kernel_pays(const torch::Tensor& h);
 

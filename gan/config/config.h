@@ -6,7 +6,7 @@
 
 #include "core/config_keys.h"
 #include "layers/context/context.h"
-#include "layers/cbn_relu.h"
+#include "layers/fuse_policy.h"
 #include "layers/fold_taps.h"
 
 namespace hamgan {

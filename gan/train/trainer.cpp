@@ -28,6 +28,7 @@
 #include "gan/train/stop_policy.h"
 #include "gan/train/tensorboard_log.h"
 #include "gan/train/train_hooks.h"
+#include "layers/cbn_relu.h"
 #include "layers/channel_bias.h"
 #include "layers/fold_taps.h"
 #include "layers/upsample_conv.h"

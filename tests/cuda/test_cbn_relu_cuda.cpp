@@ -50,7 +50,7 @@ double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
 }  // namespace
 
 TEST(CbnReluCuda, TheKernelsAreBuiltAndRunWhenSwitchedOn) {
-  ASSERT_TRUE(cbn_relu_cuda_kernels());
+  ASSERT_TRUE(cuda_kernels_built());
   set_fused_cbn_relu(FusePolicy::Always);
   EXPECT_TRUE(fused_cbn_relu_pays(torch::zeros({2, 3, 4, 4}, kGpu)));
   set_fused_cbn_relu(FusePolicy::WherePays);
