@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "layers/cond_bn.h"
 #include "core/compat.h"
@@ -114,27 +115,33 @@ void expect_within_rounding(const torch::Tensor& got, const torch::Tensor& want,
   EXPECT_TRUE(((got - want).abs() <= bound).all().item<bool>())
       << "worst error / bound: " << ((got - want).abs() / bound).max().item<double>();
 }
+
+// The folded forms' sweeps: f(x, channels_last) for a random x of every shape, in float64
+// (exact up to rounding) and fp32, NCHW and channels-last.
+void each_input(const std::vector<std::vector<int64_t>>& shapes,
+                const std::function<void(const torch::Tensor&, bool)>& f) {
+  for (auto dtype : {torch::kDouble, torch::kFloat})
+    for (const auto& shape : shapes)
+      for (bool cl : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape) << (cl ? " channels-last" : " NCHW"));
+        const torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
+        f(cl ? x.contiguous(torch::MemoryFormat::ChannelsLast) : x, cl);
+      }
+}
 }  // namespace
 
 // The folded form against the plain one it replaces, avg_pool2d(conv2d(x, w, b, pad 1), 2):
 // even and odd sizes, NCHW and channels-last, in float64 (exact up to rounding) and fp32.
 TEST(ConvAvgPool, MatchesConvThenPool) {
   torch::manual_seed(3);
-  for (auto dtype : {torch::kDouble, torch::kFloat}) {
-    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}) {
-      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
-      const int64_t c = shape[1];
-      for (bool cl : {false, true}) {
-        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
-        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-        const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
-        const torch::Tensor want = torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2});
-        const torch::Tensor got = conv3x3_avgpool2(x, w, b);
-        ASSERT_EQ(got.sizes(), want.sizes());
-        expect_within_rounding(got, want, torch::avg_pool2d(torch::conv2d(x.abs(), w.abs(), {}, 1, 1), {2, 2}) + b.abs().view({-1, 1, 1}), c);
-      }
-    }
-  }
+  each_input({{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}, [](const torch::Tensor& x, bool) {
+    const int64_t c = x.size(1);
+    const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
+    const torch::Tensor want = torch::avg_pool2d(torch::conv2d(x, w, b, 1, 1), {2, 2});
+    const torch::Tensor got = conv3x3_avgpool2(x, w, b);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    expect_within_rounding(got, want, torch::avg_pool2d(torch::conv2d(x.abs(), w.abs(), {}, 1, 1), {2, 2}) + b.abs().view({-1, 1, 1}), c);
+  });
   EXPECT_THROW(avgpool_folded_kernel(torch::randn({2, 2, 1, 1})), std::exception);
 }
 
@@ -158,29 +165,21 @@ TEST(ConvAvgPool, GradcheckDouble) {
 // sizes, NCHW and channels-last, float64 and fp32; values and the gradients of x, w and b.
 TEST(AvgPoolConv1x1, MatchesPoolThenConv) {
   torch::manual_seed(9);
-  for (auto dtype : {torch::kDouble, torch::kFloat}) {
-    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}) {
-      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
-      const int64_t c = shape[1];
-      for (bool cl : {false, true}) {
-        SCOPED_TRACE(cl ? "channels-last" : "NCHW");
-        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
-        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-        x.requires_grad_(true);
-        const torch::Tensor w = torch::randn({6, c, 1, 1}, x.options()).requires_grad_(true);
-        const torch::Tensor b = torch::randn({6}, x.options()).requires_grad_(true);
-        const torch::Tensor want = torch::conv2d(torch::avg_pool2d(x, {2, 2}), w, b);
-        const torch::Tensor got = avgpool2_conv1x1(x, w, b);
-        ASSERT_EQ(got.sizes(), want.sizes());
-        expect_within_rounding(got, want, torch::conv2d(torch::avg_pool2d(x.abs(), {2, 2}), w.abs()) + b.abs().view({-1, 1, 1}),
-                               c, 4);
-        if (dtype != torch::kDouble) continue;
-        const torch::Tensor r = torch::randn_like(want);
-        const auto g1 = torch::autograd::grad({got}, {x, w, b}, {r}), g2 = torch::autograd::grad({want}, {x, w, b}, {r});
-        for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << "gradient " << i;
-      }
-    }
-  }
+  each_input({{2, 3, 8, 8}, {1, 5, 7, 9}, {3, 4, 2, 2}, {2, 16, 16, 16}}, [](const torch::Tensor& x0, bool) {
+    const int64_t c = x0.size(1);
+    const torch::Tensor x = x0.detach().requires_grad_(true);
+    const torch::Tensor w = torch::randn({6, c, 1, 1}, x.options()).requires_grad_(true);
+    const torch::Tensor b = torch::randn({6}, x.options()).requires_grad_(true);
+    const torch::Tensor want = torch::conv2d(torch::avg_pool2d(x, {2, 2}), w, b);
+    const torch::Tensor got = avgpool2_conv1x1(x, w, b);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    expect_within_rounding(got, want, torch::conv2d(torch::avg_pool2d(x.abs(), {2, 2}), w.abs()) + b.abs().view({-1, 1, 1}),
+                           c, 4);
+    if (x.scalar_type() != torch::kDouble) return;
+    const torch::Tensor r = torch::randn_like(want);
+    const auto g1 = torch::autograd::grad({got}, {x, w, b}, {r}), g2 = torch::autograd::grad({want}, {x, w, b}, {r});
+    for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << "gradient " << i;
+  });
   // Without a bias too, and a weight that is not 1x1 is refused by name.
   const torch::Tensor x = torch::randn({1, 2, 4, 5}, torch::kDouble), w = torch::randn({3, 2, 1, 1}, torch::kDouble);
   EXPECT_TRUE(close(avgpool2_conv1x1(x, w, {}), torch::conv2d(torch::avg_pool2d(x, {2, 2}), w), 1e-12, 1e-12));
@@ -243,24 +242,17 @@ torch::Tensor nearest_up2(const torch::Tensor& x) {
 // even sizes down to 1x1, NCHW and channels-last (kept in the result), float64 and fp32.
 TEST(UpsampleConv, MatchesUpsampleThenConv) {
   torch::manual_seed(5);
-  for (auto dtype : {torch::kDouble, torch::kFloat}) {
-    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}) {
-      SCOPED_TRACE(::testing::Message() << dtype << " " << torch::IntArrayRef(shape));
-      const int64_t c = shape[1];
-      for (bool cl : {false, true}) {
-        torch::Tensor x = torch::randn(shape, torch::TensorOptions(dtype));
-        if (cl) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-        const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
-        const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
-        const torch::Tensor got = upsample2_conv3x3(x, w, b);
-        ASSERT_EQ(got.sizes(), want.sizes());
-        if (cl && shape[2] > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
-        if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
-        // (The folded form sums up to 4 weights first: one more rounding of each.)
-        expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
-      }
-    }
-  }
+  each_input({{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}, [](const torch::Tensor& x, bool cl) {
+    const int64_t c = x.size(1);
+    const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
+    const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
+    const torch::Tensor got = upsample2_conv3x3(x, w, b);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    if (cl && x.size(2) > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
+    if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
+    // (The folded form sums up to 4 weights first: one more rounding of each.)
+    expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
+  });
   // Without a bias too, and a wrong kernel shape is refused by name.
   const torch::Tensor x = torch::randn({1, 2, 3, 3}, torch::kDouble), w = torch::randn({3, 2, 3, 3}, torch::kDouble);
   EXPECT_TRUE(close(upsample2_conv3x3(x, w, {}), torch::conv2d(nearest_up2(x), w, {}, 1, 1), 1e-12, 1e-12));
