@@ -30,6 +30,10 @@ int cuda_capability_major(c10::DeviceIndex device) { return at::cuda::getDeviceP
 std::string cuda_device_name(c10::DeviceIndex device) { return at::cuda::getDeviceProperties(device)->name; }
 
 void cuda_set_device(c10::DeviceIndex device) { c10::cuda::set_device(device); }
+void cuda_sync_errors(bool on) {
+  c10::cuda::warning_state().set_sync_debug_mode(on ? c10::cuda::SyncDebugMode::L_ERROR
+                                                    : c10::cuda::SyncDebugMode::L_DISABLED);
+}
 void* cuda_current_stream(c10::DeviceIndex device) { return at::cuda::getCurrentCUDAStream(device).stream(); }
 #else
 bool cuda_build() { return false; }
@@ -38,6 +42,7 @@ void cuda_reset_peak(c10::DeviceIndex) {}
 int cuda_capability_major(c10::DeviceIndex) { return -1; }
 std::string cuda_device_name(c10::DeviceIndex) { return ""; }
 void cuda_set_device(c10::DeviceIndex) {}
+void cuda_sync_errors(bool) {}
 void* cuda_current_stream(c10::DeviceIndex) { fail("a CUDA stream in a LibTorch built without CUDA"); }
 #endif
 

@@ -154,6 +154,11 @@ std::string cuda_device_name(c10::DeviceIndex device);
 // Makes `device` this process's current CUDA device (each rank its own GPU, before NCCL and
 // any allocation); nothing in a build without CUDA.
 void cuda_set_device(c10::DeviceIndex device);
+// With `on`, every stream or device synchronisation LibTorch makes on a GPU (a blocking copy,
+// item(), a synchronize) throws instead (torch.cuda.set_sync_debug_mode("error")): the GPU
+// tests run training steps so, since a step must never wait for the device. Off: allowed again.
+// Nothing in a build without CUDA.
+void cuda_sync_errors(bool on);
 // The current CUDA stream of `device` as a cudaStream_t (hand-written kernels launch on it, in
 // order with LibTorch's own); hamgan::Error in a build without CUDA.
 void* cuda_current_stream(c10::DeviceIndex device);

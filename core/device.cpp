@@ -17,4 +17,11 @@ torch::Device resolve_device(const std::string& name, const std::string& what) {
        " sees no CUDA device (no GPU or driver, or CUDA_VISIBLE_DEVICES hides them)");
 }
 
+torch::Tensor host_to_device(const torch::Tensor& host, const torch::TensorOptions& options) {
+  if (!host.is_cpu()) fail("host_to_device: expected a CPU tensor, got one on ", host.device().str());
+  const torch::Tensor h = host.to(options.dtype());
+  if (!options.device().is_cuda()) return h.to(options);
+  return h.pin_memory().to(options, /*non_blocking=*/true);
+}
+
 }  // namespace hamgan

@@ -176,6 +176,7 @@ fi
 # rows' switches on, so it shows what is left after them.
 step profile_imagenet128_hamgan 120 1 "$bin" bench train -c configs/imagenet128_hamgan.yaml --batch 256 --iters 5 \
   --warmup 3 --profile --trace "$out/trace_imagenet128_hamgan.json" "${fast[@]}" "${loop_rows[@]}"
+quote profile_imagenet128_hamgan "images/s|per step:|host waits|device busy" 4
 [ "$mode" = dry ] || [ -z "$export" ] || [ ! -f "$out/trace_imagenet128_hamgan.json" ] ||
   gzip -c "$out/trace_imagenet128_hamgan.json" > "$export/trace_imagenet128_hamgan.json.gz"
 

@@ -104,6 +104,22 @@ TEST(DeviceProfile, BusyFractionIsTheUnionOfDeviceIntervalsOverTheirSpan) {
   EXPECT_EQ(device_profile_of({{"aten::mm", false, 0, 5, 1, 0}}).busy_fraction(), -1);  // nothing ran
 }
 
+// The host's waits for the device are the runtime calls that block until queued work is done
+// (the fold's blocking constant copy showed as 20 cudaStreamSynchronize per H200 step); a
+// launch or an asynchronous copy is none.
+TEST(DeviceProfile, CountsTheHostsWaitsForTheDevice) {
+  using compat::ProfiledEvent;
+  const std::vector<ProfiledEvent> events = {
+      {"cudaLaunchKernel", false, 0, 5, 1, 0},       {"cudaMemcpyAsync", false, 10, 3, 2, 0},
+      {"cudaStreamSynchronize", false, 20, 300, 3, 0}, {"cudaMemcpy", false, 400, 50, 4, 0},
+      {"cudaEventSynchronize", false, 500, 7, 5, 0},  {"gemm_kernel", true, 5, 40, 0, 1},
+  };
+  const DeviceProfile p = device_profile_of(events);
+  EXPECT_EQ(p.host_waits, 3);
+  EXPECT_DOUBLE_EQ(p.host_wait_us, 300 + 50 + 7);
+  EXPECT_EQ(device_profile_of({{"cudaLaunchKernel", false, 0, 5, 1, 0}}).host_waits, 0);
+}
+
 // Who bounds a CUDA step: the two times decide when one is clearly (under 90% of) the other;
 // when they agree only the device's busy share can tell a host blocked on a full launch queue
 // (the H200's ImageNet-128 step: host 242.05, device 242.16 ms, the device busy 99.7%) from a

@@ -25,19 +25,28 @@ void print_table(const char* title, const std::vector<DeviceTime>& rows_of, doub
                 all_us > 0 ? 100.0 * t.device_us / all_us : 0.0, t.device_us * per / 1000);
   }
 }
+// CUDA runtime calls that block the host until queued device work is done (the runtime's own
+// names, as Kineto records them).
+bool is_host_wait(const std::string& name) {
+  return name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" || name == "cudaMemcpy";
+}
 }  // namespace
 
 DeviceProfile device_profile_of(const std::vector<compat::ProfiledEvent>& events) {
   std::unordered_map<uint64_t, std::string> op_of;  // host operator's id -> its name
   std::map<std::string, DeviceTime> ops, kernels;
+  DeviceProfile p;
   for (const auto& e : events)
     if (!e.on_device) {
       if (e.correlation != 0) op_of[e.correlation] = e.name;
+      if (is_host_wait(e.name)) {
+        p.host_waits += 1;
+        p.host_wait_us += e.duration_us;
+      }
       DeviceTime& t = ops[e.name];
       t.name = e.name;
       t.calls += 1;
     }
-  DeviceProfile p;
   std::vector<std::pair<double, double>> spans;  // each device event's [start, end)
   for (const auto& e : events) {
     if (!e.on_device) continue;
@@ -81,6 +90,11 @@ void print_device_profile(const DeviceProfile& p, int64_t steps, size_t rows) {
   if (p.span_us > 0)
     std::printf("device busy %.1f%% of its timeline (%.3f ms of kernels, copies and memsets in %.3f ms per step)\n",
                 100.0 * p.busy_fraction(), p.busy_us * per / 1000, p.span_us * per / 1000);
+  if (p.host_waits > 0)
+    std::printf("host waits for the device: %.1f per step (%.3f ms per step; cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy)\n",
+                static_cast<double>(p.host_waits) * per, p.host_wait_us * per / 1000);
+  else
+    std::printf("host waits for the device: none\n");
   print_table("operator (by the device time of the kernels it launched)", p.operators, p.device_us, steps, rows);
   std::printf("\n");
   print_table("kernel (by device time)", p.kernels, p.device_us, steps, rows);

@@ -24,6 +24,10 @@ struct DeviceProfile {
   // The device's timeline: span_us from the first kernel's start to the last one's end, busy_us
   // the part of it covered by kernels, copies or memsets (overlapping ones counted once).
   double span_us = 0, busy_us = 0;
+  // The host's waits for the device (cudaStreamSynchronize, cudaEventSynchronize, a blocking
+  // cudaMemcpy) and their time: a step must have none, each one drains the launch queue.
+  int64_t host_waits = 0;
+  double host_wait_us = 0;
   // busy_us / span_us: near 1, the device never waited for the host; -1 when nothing ran.
   double busy_fraction() const { return span_us > 0 ? busy_us / span_us : -1; }
 };

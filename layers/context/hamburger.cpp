@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "core/compat.h"
+#include "core/device.h"
 #include "core/error.h"
 
 namespace hamgan {
@@ -45,10 +46,8 @@ torch::Tensor HamburgerImpl::initial_bases(int64_t batch, const torch::TensorOpt
   } else {
     b = bases.repeat({batch, 1, 1});
   }
-  // Seeded bases come from the CPU generator: through pinned memory, the copy to a GPU does not
-  // wait for the device (tests/test_host_reads.cpp).
-  if (b.is_cpu() && options.device().is_cuda())
-    return b.to(options.dtype()).pin_memory().to(options, /*non_blocking=*/true);
+  // Seeded bases come from the CPU generator: queued to a GPU without waiting for it.
+  if (b.is_cpu()) return host_to_device(b, options);
   return b.to(options);
 }
 

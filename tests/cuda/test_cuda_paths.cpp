@@ -14,6 +14,7 @@
 #include "gan/models/generator.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/train/trainer.h"
+#include "layers/context/context.h"
 #include "layers/conv_avgpool.h"
 #include "layers/fold_taps.h"
 #include "layers/upsample_conv.h"
@@ -216,4 +217,39 @@ TEST_F(Cuda, Tf32FollowsTheConfig) {
   EXPECT_LT(fp32, 1e-5);
   EXPECT_GT(tf32, 1e-5) << "TF32 took no effect";
   EXPECT_LT(tf32, 1e-2);
+}
+
+// A training step never waits for the device: every synchronisation LibTorch makes (a blocking
+// copy to or from the GPU, item(), a synchronize) throws while cuda_sync_errors is on. Each
+// registered context module in G and D, bf16 autocast, the folded convolutions and the fused
+// kernels as `auto` picks them on CUDA; the first steps (cuDNN's algorithm search, the pinned
+// pool's first block) run before the check.
+TEST_F(Cuda, TrainingStepNeverWaitsForTheDevice) {
+  struct SyncErrors {
+    SyncErrors() { compat::cuda_sync_errors(true); }
+    ~SyncErrors() { compat::cuda_sync_errors(false); }
+  };
+  {
+    // The check itself: a blocking host-to-device copy of a constant is caught.
+    SyncErrors on;
+    EXPECT_ANY_THROW(torch::tensor({1.0, 2.0}, torch::TensorOptions().device(kGpu)));
+  }
+  auto data = std::make_shared<SyntheticDataset>(16, 32, 1, 3, 7);
+  for (const std::string& type : context_names()) {
+    Config cfg = tiny(type);
+    cfg.train.amp = AmpMode::On;
+    cfg.train.folded_convs = FoldPolicy::Always;
+    Trainer t(cfg, kGpu);
+    DatasetSource src(data, 4, 11);
+    for (int i = 0; i < 2; ++i) t.step(src);
+    {
+      SyncErrors on;
+      try {
+        for (int i = 0; i < 2; ++i) t.step(src);
+      } catch (const c10::Error& e) {
+        ADD_FAILURE() << type << ": the step waited for the device: " << e.what_without_backtrace();
+      }
+    }
+    EXPECT_TRUE(torch::isfinite(t.stats()).all().item<bool>()) << type;
+  }
 }
