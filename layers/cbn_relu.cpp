@@ -21,11 +21,9 @@ torch::ScalarType acc_type(const torch::Tensor& x) {
   return x.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
 }
 
-bool use_kernels(const torch::Tensor& x) { return x.is_cuda() && cuda_kernels_built(); }
-
 // y = relu(x * scale + shift), scale and shift N x C in the accumulation type.
 torch::Tensor apply_forward(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
-  if (use_kernels(x)) {
+  if (kernels_run_on(x)) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor y = torch::empty_like(x);
     launched(cuda::cbn_relu_forward(kernel_dtype(x, "cbn_relu"), x.data_ptr(), scale.contiguous().data_ptr(),
@@ -42,7 +40,7 @@ torch::Tensor apply_forward(const torch::Tensor& x, const torch::Tensor& scale, 
 // s0 = sum_hw gm, s1 = sum_hw gm * x per (sample, channel), gm = g where y > 0.
 std::tuple<torch::Tensor, torch::Tensor> reduce_backward(const torch::Tensor& g, const torch::Tensor& y,
                                                          const torch::Tensor& x, torch::ScalarType acc) {
-  if (use_kernels(x)) {
+  if (kernels_run_on(x)) {
 #ifdef HAMGAN_CUDA_KERNELS
     const auto opts = x.options().dtype(acc).memory_format(torch::MemoryFormat::Contiguous);
     torch::Tensor s0 = torch::empty({x.size(0), x.size(1)}, opts), s1 = torch::empty_like(s0);
@@ -59,7 +57,7 @@ std::tuple<torch::Tensor, torch::Tensor> reduce_backward(const torch::Tensor& g,
 // dx = gm * k1[n, c] + x * k2[c] + k3[c].
 torch::Tensor apply_backward(const torch::Tensor& g, const torch::Tensor& y, const torch::Tensor& x,
                              const torch::Tensor& k1, const torch::Tensor& k2, const torch::Tensor& k3) {
-  if (use_kernels(x)) {
+  if (kernels_run_on(x)) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor dx = torch::empty_like(x);
     launched(cuda::cbn_relu_backward(kernel_dtype(x, "cbn_relu"), g.data_ptr(), y.data_ptr(), x.data_ptr(),
@@ -160,7 +158,7 @@ torch::Tensor cbn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x, c
       invstd = torch::rsqrt(bn.running_var.to(acc) + o.eps());
     } else {
       torch::Tensor var;
-      if (use_kernels(xd)) {  // Welford in fp32 accumulation, one read of x
+      if (kernels_run_on(xd)) {  // Welford in fp32 accumulation, one read of x
         std::tie(mean, invstd) = at::batch_norm_stats(xd, o.eps());
         var = invstd.pow(-2) - o.eps();
       } else {  // two passes (mean, then centred squares), as torch's CPU batch norm

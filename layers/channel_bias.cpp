@@ -19,7 +19,7 @@ torch::Tensor add_bias(const torch::Tensor& y, const torch::Tensor& b, bool relu
   const auto acc = y.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
   const torch::Tensor bias = b.to(acc).contiguous();
   const torch::Tensor yd = dense_like(y, y);
-  if (yd.is_cuda() && cuda_kernels_built()) {
+  if (kernels_run_on(yd)) {
 #ifdef HAMGAN_CUDA_KERNELS
     torch::Tensor out = torch::empty_like(yd);
     launched(cuda::channel_bias_forward(kernel_dtype(yd, "add_channel_bias"), yd.data_ptr(), bias.data_ptr(),

@@ -14,6 +14,8 @@ torch::Tensor dense_like(const torch::Tensor& t, const torch::Tensor& layout);
 // Whether this build has hamgan's CUDA kernels (layers/*_cuda.cu: a CUDA LibTorch); without
 // them, CUDA inputs take each operation's ATen form.
 bool cuda_kernels_built();
+// Whether hamgan's kernels run on x: a CUDA tensor, in a build that has them.
+inline bool kernels_run_on(const torch::Tensor& x) { return x.is_cuda() && cuda_kernels_built(); }
 
 // `op` names the operation in errors.
 cuda::Dtype kernel_dtype(const torch::Tensor& x, const char* op);

@@ -22,7 +22,7 @@ class FuseSwitch {
   // Whether the fused form runs for input x.
   bool pays(const torch::Tensor& x) const {
     const FusePolicy p = policy_;
-    return p == FusePolicy::Always || (p == FusePolicy::WherePays && x.is_cuda() && cuda_kernels_built());
+    return p == FusePolicy::Always || (p == FusePolicy::WherePays && kernels_run_on(x));
   }
 
  private:

@@ -128,7 +128,7 @@ torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s) {
   if (s.dim() != 4 || s.size(0) != n || s.size(1) != c || 2 * s.size(2) != hh || 2 * s.size(3) != w)
     fail("add_upsampled2: expected a shortcut of [", n, ", ", c, ", ", hh / 2, ", ", w / 2, "] for ", h.sizes(),
          ", got ", s.sizes());
-  if (upsample_add_kernel_pays(h) && h.is_cuda() && cuda_kernels_built() && h.scalar_type() == s.scalar_type() &&
+  if (upsample_add_kernel_pays(h) && kernels_run_on(h) && h.scalar_type() == s.scalar_type() &&
       h.is_floating_point())
     return UpsampleAdd::apply(h, s);
   // Splitting H and W into (half, 2) is a view in either memory format; so is the sum's merge
