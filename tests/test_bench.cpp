@@ -120,6 +120,20 @@ TEST(DeviceProfile, CountsTheHostsWaitsForTheDevice) {
   EXPECT_EQ(device_profile_of({{"cudaLaunchKernel", false, 0, 5, 1, 0}}).host_waits, 0);
 }
 
+// The busy share the verdict uses is the unprofiled step's: the kernels' busy time per profiled
+// step over the unprofiled step time. The H200's HamGAN step: 117.4 ms of kernels per step in a
+// 138.1 ms profiled timeline (85%: the profiler slowed the host), 121.5 ms unprofiled (96.6%).
+TEST(TrainBench, BusyShareIsOfTheUnprofiledStep) {
+  DeviceProfile p;
+  p.span_us = 5 * 138068;
+  p.busy_us = 5 * 117363;
+  EXPECT_NEAR(p.busy_fraction(), 0.850, 5e-4);
+  EXPECT_NEAR(unprofiled_busy(p, 5, 121.48), 117.363 / 121.48, 1e-12);
+  EXPECT_EQ(step_bound(120.89, 120.94, unprofiled_busy(p, 5, 121.48)).word, "device");
+  EXPECT_EQ(unprofiled_busy(p, 5, 100.0), 1.0);  // at most all of it
+  EXPECT_EQ(unprofiled_busy(DeviceProfile{}, 5, 100.0), -1);  // nothing ran
+}
+
 // Who bounds a CUDA step: the two times decide when one is clearly (under 90% of) the other;
 // when they agree only the device's busy share can tell a host blocked on a full launch queue
 // (the H200's ImageNet-128 step: host 242.05, device 242.16 ms, the device busy 99.7%) from a

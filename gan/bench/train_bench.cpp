@@ -110,7 +110,7 @@ TrainBenchResult time_train_steps(Trainer& t, BatchSource& source, int64_t iters
 
 StepBound step_bound(double host_ms, double device_ms, double device_busy) {
   char busy[96] = "";
-  if (device_busy >= 0) std::snprintf(busy, sizeof busy, "device busy %.1f%%", 100 * device_busy);
+  if (device_busy >= 0) std::snprintf(busy, sizeof busy, "device busy %.1f%% of a step", 100 * device_busy);
   if (host_ms < kBoundMargin * device_ms) return {"device", "device-bound"};
   if (device_ms < kBoundMargin * host_ms) return {"host", "host-bound (the device waits for the host)"};
   if (device_busy >= kBoundMargin)
@@ -119,6 +119,11 @@ StepBound step_bound(double host_ms, double device_ms, double device_busy) {
   return {"undetermined",
           "host and device agree: the host waited on the device's full launch queue, or the device on the "
           "host; --profile tells which"};
+}
+
+double unprofiled_busy(const DeviceProfile& p, int64_t steps, double step_wall_ms) {
+  if (p.span_us <= 0 || steps <= 0 || step_wall_ms <= 0) return -1;
+  return std::min(1.0, p.busy_us / static_cast<double>(steps) / 1000.0 / step_wall_ms);
 }
 
 std::vector<PhaseTime> time_step_phases(Trainer& t, BatchSource& source, int64_t iters) {
@@ -218,7 +223,7 @@ void run_train_bench(const Config& cfg, const TrainBenchOptions& o) {
     synchronize(device);
     kernels = device_profile_of(compat::kineto_stop(o.trace));
     // When host and device agree, the device's busy share says which of them waited.
-    r.device_busy = kernels->busy_fraction();
+    r.device_busy = unprofiled_busy(*kernels, o.iters, r.wall_ms);
     r.bound = step_bound(r.host_median_ms, r.device_median_ms, r.device_busy).word;
   }
   if (o.json) {  // the phases ride in the object; the operator tables are for people

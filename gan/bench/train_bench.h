@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gan/bench/device_profile.h"
 #include "gan/config/config.h"
 #include "gan/train/batch_source.h"
 
@@ -25,8 +26,7 @@ struct TrainBenchResult {
   double images_per_s = 0;      // batch * n_dis images per wall_ms
   double tflops = 0;            // `hamgan info`'s model FLOPs of a step per wall_ms
   double peak_mib = -1;         // CUDA: peak memory allocated in the timed steps; else -1
-  // --profile on CUDA: the share of the profiled steps' device span in which a kernel, copy or
-  // memset ran (DeviceProfile::busy_fraction); else -1.
+  // --profile on CUDA: the device's busy share of an unprofiled step (unprofiled_busy); else -1.
   double device_busy = -1;
   std::string bound;  // step_bound(...).word; "cpu" on the CPU, where host and device are one
 };
@@ -44,6 +44,13 @@ struct StepBound {
   std::string verdict;  // the sentence `bench train` prints after the two times
 };
 StepBound step_bound(double host_ms, double device_ms, double device_busy);
+
+// The device's busy share of an unprofiled step: the profiled steps' kernel, copy and memset time
+// (overlaps once) per step over the unprofiled step's wall time, at most 1. Under the profiler the
+// host enqueues more slowly, so the profiled timeline's own share (DeviceProfile::busy_fraction)
+// shows gaps the unprofiled step does not have; the kernels' own times hardly change. -1 when
+// nothing ran.
+double unprofiled_busy(const DeviceProfile& p, int64_t steps, double step_wall_ms);
 
 // Real batches made once, before any clock, then handed out in turn: the benchmark times the
 // step, not the data (the training loop's loader works ahead of it on other threads).
