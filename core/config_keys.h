@@ -21,7 +21,7 @@ namespace hamgan {
 enum class OnResume {
   Change,  // may change it (rates, logging, the budget)
   Model,   // keeps it: G's and D's tensors are built from it (a fine-tune may change it)
-  Keep,    // keeps it: the optimizer's state depends on it (a fine-tune may change it)
+  Keep,    // keeps it: the optimizer's state or the data's order depends on it (a fine-tune may change it)
 };
 const char* on_resume_word(OnResume r);  // "change", "model", "keep"
 

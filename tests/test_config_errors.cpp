@@ -48,11 +48,16 @@ TEST(ConfigErrors, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
       {"train.beta1=1", "'train.beta1': expected a value in [0, 1)"},
       {"train.beta2=1", "'train.beta2': expected a value in [0, 1)"},
       {"train.adam_eps=0", "'train.adam_eps': expected a value > 0"},
-      {"eval.fid_n=4294967296", "'eval.fid_n'"}};
+      {"eval.fid_n=4294967296", "'eval.fid_n'"},
+      {"train.class_group=3", "'train.class_group': expected a divisor of the micro-batch (batch_size / accumulate = 64)"}};
   for (const auto& [ov, want] : cases) {
     const std::string e = test::error_of([&] { parse_config("model: {resolution: 32}\n", "c.yaml", {ov}); });
     EXPECT_NE(e.find(want), std::string::npos) << ov << ": " << e;
   }
+  // Runs of one class that the minibatch standard deviation's groups would straddle.
+  const std::string m = test::error_of(
+      [&] { parse_config("discriminator: {mbstd_group: 4}\n", "c.yaml", {"train.class_group=2"}); });
+  EXPECT_NE(m.find("'train.class_group': with discriminator.mbstd_group 4, expected a multiple of it"), std::string::npos) << m;
   const std::string e = test::error_of([&] { parse_config("train: {[a, b]: 3}\n", "k.yaml"); });
   EXPECT_NE(e.find("k.yaml: a key under 'train'"), std::string::npos) << e;
 }

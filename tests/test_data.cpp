@@ -3,6 +3,7 @@
 // loader's determinism, restore and sharding.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "gan/data/class_runs.h"
 #include "gan/data/dataset.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
@@ -63,6 +65,22 @@ class IdDataset : public Dataset {
 
  private:
   int64_t n_;
+  std::vector<std::string> names_;
+};
+
+// Image i as IdDataset's (i < 251), of class i % 7, which label(i) tells without decoding.
+class SevenClasses : public IdDataset {
+ public:
+  explicit SevenClasses(int64_t n) : IdDataset(n), names_(7, "c") {}
+  const std::vector<std::string>& class_names() const override { return names_; }
+  bool get(int64_t i, uint8_t* px, int32_t& label) const override {
+    IdDataset::get(i, px, label);
+    label = static_cast<int32_t>(i % 7);
+    return true;
+  }
+  int32_t label(int64_t i) const override { return static_cast<int32_t>(i % 7); }
+
+ private:
   std::vector<std::string> names_;
 };
 
@@ -482,4 +500,70 @@ TEST(Loader, ValuesFlipsAndDropLast) {
   EXPECT_EQ(l.state().epoch, 2);
   EXPECT_GT(flipped, n / 4);
   EXPECT_LT(flipped, 3 * n / 4);
+}
+
+// Runs of one class: every image at most once per epoch, each class's leftover under one run,
+// negative labels (undecodable images) never; the same seed gives the same order, others differ,
+// and over epochs the leftovers rotate, so every image is seen.
+TEST(ClassRuns, RunsOfOneClassEachImageOnce) {
+  std::vector<int32_t> labels;
+  for (int i = 0; i < 10; ++i) labels.push_back(0);
+  for (int i = 0; i < 7; ++i) labels.push_back(1);
+  for (int i = 0; i < 3; ++i) labels.push_back(2);
+  labels.push_back(-1);
+  labels.push_back(0);  // class 0: 11 images, 2 runs of 4 and 3 left out
+  std::set<int64_t> ever;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const std::vector<int64_t> order = class_run_order(labels, 3, 4, seed);
+    ASSERT_EQ(order.size(), 12u);  // 8 of class 0, 4 of class 1, none of class 2
+    EXPECT_EQ(std::set<int64_t>(order.begin(), order.end()).size(), 12u);
+    for (size_t k = 0; k < order.size(); ++k) {
+      ASSERT_GE(labels[static_cast<size_t>(order[k])], 0);
+      EXPECT_EQ(labels[static_cast<size_t>(order[k])], labels[static_cast<size_t>(order[k - k % 4])]) << k;
+      ever.insert(order[k]);
+    }
+    EXPECT_EQ(order, class_run_order(labels, 3, 4, seed));
+  }
+  EXPECT_NE(class_run_order(labels, 3, 4, 1), class_run_order(labels, 3, 4, 2));
+  EXPECT_EQ(ever.size(), 18u);  // all of classes 0 and 1 over the epochs; class 2 never fills a run
+  EXPECT_NE(error_of([&] { class_run_order({0, 5}, 3, 2, 0); }).find("label 5"), std::string::npos);
+}
+
+// The loader with class_group: every batch of each rank is runs of one class, shards stay
+// disjoint, the epoch length counts whole runs only, and a restored loader continues exactly.
+TEST(Loader, ClassGroupBatchesAreRunsOfOneClass) {
+  auto d = std::make_shared<SevenClasses>(200);  // classes of 29 (0-4) and 28 (5, 6) images: 28 each in runs of 4
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.class_group = 4;
+  o.world_size = 2;
+  o.seed = 5;
+  o.flip = false;
+  std::set<int64_t> seen;
+  for (int64_t rank : {0, 1}) {
+    o.rank = rank;
+    const auto batches = take(d, o, 12);  // 196 / (8 x 2) = 12 per epoch per rank
+    for (const Batch& b : batches) {
+      for (int64_t j = 0; j < 8; ++j) {
+        const auto i = static_cast<int64_t>(std::lround((b.images[j][0][1][1].item<float>() + 1.f) * 127.5f));
+        EXPECT_EQ(b.labels[j].item<int64_t>(), i % 7);
+        EXPECT_EQ(b.labels[j].item<int64_t>(), b.labels[j - j % 4].item<int64_t>()) << j;
+        EXPECT_TRUE(seen.insert(i).second) << "image " << i << " twice in one epoch";
+      }
+    }
+    Loader l(d, o);
+    for (int k = 0; k < 12; ++k) l.next();
+    EXPECT_EQ(l.state().epoch, 1);
+    EXPECT_EQ(l.state().batch_in_epoch, 0);
+    Loader a(d, o);
+    for (int k = 0; k < 5; ++k) a.next();
+    expect_same(take(d, o, 7, a.state()), std::vector<Batch>(batches.begin() + 5, batches.end()));
+  }
+  EXPECT_EQ(seen.size(), 192u);
+  o.class_group = 3;
+  EXPECT_NE(error_of([&] { Loader l(d, o); }).find("class_group 3: expected a divisor of the batch size 8"),
+            std::string::npos);
+  o.class_group = 4;
+  EXPECT_NE(error_of([&] { Loader l(std::make_shared<IdDataset>(64), o); }).find("needs every image's label"),
+            std::string::npos);
 }

@@ -484,3 +484,15 @@ TEST(ReuseFake, NeedsOneDStepPerIteration) {
   EXPECT_NE(e.find("reuse_fake"), std::string::npos) << e;
   EXPECT_NE(e.find("n_dis 2"), std::string::npos) << e;
 }
+
+// Fake labels in runs of one class (train.class_group): one uniform draw per run, repeated;
+// run 1 is the per-image draw itself, so runs without class groups keep their stream.
+TEST(FakeLabels, OneDrawPerRunOfOneClass) {
+  auto a = at::detail::createCPUGenerator(11), b = at::detail::createCPUGenerator(11);
+  const torch::Tensor y = draw_fake_labels(12, 10, 4, a);
+  const torch::Tensor per_run = torch::randint(10, {3}, b, torch::kLong);
+  EXPECT_TRUE(torch::equal(y, per_run.repeat_interleave(4)));
+  auto c = at::detail::createCPUGenerator(11), d = at::detail::createCPUGenerator(11);
+  EXPECT_TRUE(torch::equal(draw_fake_labels(12, 10, 1, c), torch::randint(10, {12}, d, torch::kLong)));
+  EXPECT_NE(error_of([&] { draw_fake_labels(10, 10, 4, c); }).find("expected a multiple"), std::string::npos);
+}

@@ -147,6 +147,13 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
     t.fail_key("batch_size", "with discriminator.mbstd_group " + std::to_string(g) +
                                  ", expected micro-batches (batch_size / accumulate) that are multiples of it, so that "
                                  "no group mixes real and fake images; got " + std::to_string(mb));
+  if (const int64_t c = cfg.train.class_group, mb = cfg.train.batch_size / cfg.train.accumulate; mb % c != 0)
+    t.fail_key("class_group", "expected a divisor of the micro-batch (batch_size / accumulate = " + std::to_string(mb) +
+                                  "), so that no run of one class straddles two, got " + std::to_string(c));
+  if (const int64_t c = cfg.train.class_group, g = cfg.discriminator.mbstd_group; c > 1 && g > 1 && c % g != 0)
+    t.fail_key("class_group", "with discriminator.mbstd_group " + std::to_string(g) +
+                                  ", expected a multiple of it, so that each group of the minibatch standard deviation "
+                                  "holds one class, got " + std::to_string(c));
   if (cfg.train.reuse_fake && cfg.train.n_dis != 1)
     t.fail_key("reuse_fake", "expected false with n_dis " + std::to_string(cfg.train.n_dis) +
                                  " (G reuses the fakes of a single D step; set n_dis: 1)");

@@ -107,6 +107,7 @@ struct TrainConfig {
   double r1_gamma = 0.0;
   int64_t r1_every = 16;
   double mode_seeking = 0.0;
+  int64_t class_group = 1;
   std::string init_from;
   bool init_optimizer = false;
   int64_t freeze_d = 0;

@@ -190,6 +190,12 @@ const KeyTable<TrainConfig>& train_keys() {
       real("mode_seeking", &T::mode_seeking, closed(0, 1e6),
            "lambda of the mode-seeking term in G's loss (Mao et al. 2019; 1 in the paper; gan/train/mode_seeking.h): "
            "the inverse ratio of image to latent distance over pairs of fakes of one label; 0: off"),
+      integer("class_group", &T::class_group, 1, 1 << 20,
+              "every micro-batch D sees is runs of this many images of one class, real (the loader's order, "
+              "gan/data/class_runs.h) and fake (one label drawn per run); with `discriminator.mbstd_group` a divisor "
+              "of it, the minibatch standard deviation measures variety within a class; 1: labels drawn per image")
+          .also("a divisor of batch_size / accumulate")
+          .on_resume(OnResume::Keep),
       text("init_from", &T::init_from, "a path; \"\": none",
            "a hamgan checkpoint of another run to start from (gan/train/init_from.h): G, D and the EMA G by tensor "
            "name; class tensors of another `model.n_classes` re-initialised and named in the log; the iteration "

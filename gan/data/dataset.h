@@ -52,6 +52,9 @@ struct LoaderOptions {
   int64_t workers = 2;
   int64_t prefetch = 4;   // bounded queue of ready batches
   bool flip = true;       // random horizontal flip
+  // > 1: every batch is runs of this many images of one class (gan/data/class_runs.h); needs
+  // the source's labels up front and a batch_size that is a multiple of it.
+  int64_t class_group = 1;
   int64_t rank = 0, world_size = 1;  // each rank reads its own shard of every epoch
   // Page-locked batches, so the trainer's .to(cuda, non_blocking) copies run asynchronously
   // (needs a CUDA LibTorch and a GPU; the trainer sets it when training on CUDA).

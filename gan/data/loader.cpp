@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/splitmix.h"
+#include "gan/data/class_runs.h"
 #include "gan/data/dataset.h"
 
 namespace hamgan {
@@ -30,6 +31,7 @@ struct Ready {
 struct Loader::Impl {
   std::shared_ptr<Dataset> data;
   LoaderOptions opt;
+  std::vector<int32_t> labels;  // with class_group > 1: every image's label (< 0: left out)
   int64_t per_epoch = 0, first = 0, image_bytes = 0;
   float lut[256];
 
@@ -49,11 +51,17 @@ struct Loader::Impl {
     std::lock_guard<std::mutex> lock(perm_mu);
     auto it = perms.find(epoch);
     if (it != perms.end()) return it->second;
-    auto p = std::make_shared<std::vector<int64_t>>(data->size());
-    for (int64_t i = 0; i < data->size(); ++i) (*p)[i] = i;
-    std::mt19937_64 rng(mix(opt.seed, static_cast<uint64_t>(epoch)));
-    for (int64_t i = data->size() - 1; i > 0; --i)
-      std::swap((*p)[i], (*p)[rng() % static_cast<uint64_t>(i + 1)]);
+    const uint64_t seed = mix(opt.seed, static_cast<uint64_t>(epoch));
+    std::shared_ptr<std::vector<int64_t>> p;
+    if (opt.class_group > 1) {
+      p = std::make_shared<std::vector<int64_t>>(class_run_order(labels, data->num_classes(), opt.class_group, seed));
+    } else {
+      p = std::make_shared<std::vector<int64_t>>(data->size());
+      for (int64_t i = 0; i < data->size(); ++i) (*p)[i] = i;
+      std::mt19937_64 rng(seed);
+      for (int64_t i = data->size() - 1; i > 0; --i)
+        std::swap((*p)[i], (*p)[rng() % static_cast<uint64_t>(i + 1)]);
+    }
     while (!perms.empty() && perms.begin()->first < epoch - 1) perms.erase(perms.begin());
     perms[epoch] = p;
     return p;
@@ -131,10 +139,30 @@ Loader::Loader(std::shared_ptr<Dataset> data, LoaderOptions opt, LoaderState sta
          ": expected workers >= 0, prefetch > 0");
   m.data = std::move(data);
   m.opt = opt;
-  m.per_epoch = m.data->size() / (opt.batch_size * opt.world_size);
+  int64_t per_epoch_images = m.data->size();
+  if (opt.class_group > 1) {
+    if (opt.batch_size % opt.class_group != 0)
+      fail("loader: class_group ", opt.class_group, ": expected a divisor of the batch size ", opt.batch_size);
+    // Every epoch has the same length: each class keeps its images that fill whole runs.
+    std::vector<int64_t> count(static_cast<size_t>(m.data->num_classes()), 0);
+    m.labels.resize(static_cast<size_t>(m.data->size()));
+    for (int64_t i = 0; i < m.data->size(); ++i) {
+      const int32_t l = m.data->label(i);
+      if (l == Dataset::kLabelUnknown)
+        fail("loader: class_group ", opt.class_group, " needs every image's label before decoding it; this data "
+             "source cannot tell image ", i, "'s (expected fmnist, cifar10, folder or packed data)");
+      m.labels[static_cast<size_t>(i)] = l < 0 ? -1 : l;
+      if (l >= m.data->num_classes())
+        fail("loader: image ", i, " has label ", l, ", expected < ", m.data->num_classes(), " classes");
+      if (l >= 0) ++count[static_cast<size_t>(l)];
+    }
+    per_epoch_images = 0;
+    for (const int64_t c : count) per_epoch_images += c - c % opt.class_group;
+  }
+  m.per_epoch = per_epoch_images / (opt.batch_size * opt.world_size);
   if (m.per_epoch == 0)
-    fail("loader: the dataset's ", m.data->size(), " images do not fill one batch of ",
-         opt.batch_size, " on each of ", opt.world_size, " ranks");
+    fail("loader: the dataset's ", per_epoch_images, " images", opt.class_group > 1 ? " in runs of one class" : "",
+         " do not fill one batch of ", opt.batch_size, " on each of ", opt.world_size, " ranks");
   if (start.epoch < 0 || start.batch_in_epoch < 0 || start.batch_in_epoch >= m.per_epoch)
     fail("loader: the checkpoint stopped at batch ", start.batch_in_epoch, " of epoch ", start.epoch,
          ", but this data set has ", m.per_epoch, " batches per epoch (", m.data->size(), " images, batch ",

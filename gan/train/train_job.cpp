@@ -43,6 +43,7 @@ SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device
     lo.workers = job.workers;
     lo.rank = env.rank;  // each rank reads its own shard of every epoch
     lo.world_size = env.world_size;
+    lo.class_group = cfg.train.class_group;
     lo.pin_memory = device.is_cuda();
     return std::make_unique<LoaderSource>(data, lo, start);
   };

@@ -90,11 +90,17 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   stats_ = torch::zeros({n_stats}, torch::TensorOptions(device_).dtype(torch::kFloat));
 }
 
+torch::Tensor draw_fake_labels(int64_t n, int64_t classes, int64_t run, at::Generator& gen) {
+  if (run < 1 || n % run != 0) fail("fake labels: ", n, " in runs of train.class_group ", run, ": expected a multiple");
+  torch::Tensor y = torch::randint(classes, {n / run}, gen, torch::kLong);
+  return run > 1 ? y.repeat_interleave(run) : y;
+}
+
 std::pair<torch::Tensor, torch::Tensor> Trainer::sample_zy(int64_t n) {
   if (scripted_zy_) return scripted_zy_(n);
   // Drawn on the CPU from one generator: the same stream on every device, checkpointable.
   torch::Tensor z = torch::randn({n, g_->z_dim()}, rng_);
-  torch::Tensor y = torch::randint(cfg_.model.n_classes, {n}, rng_, torch::kLong);
+  torch::Tensor y = draw_fake_labels(n, cfg_.model.n_classes, cfg_.train.class_group, rng_);
   return {z.to(device_, /*non_blocking=*/true), y.to(device_, /*non_blocking=*/true)};
 }
 

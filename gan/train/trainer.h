@@ -145,6 +145,10 @@ struct TrainResult {
 using SourceFactory =
     std::function<std::unique_ptr<BatchSource>(int64_t batch_size, LoaderState start)>;
 
+// The fake labels of one draw: n labels uniform over `classes`, one per run of `run` (train.class_group),
+// as the loader's real runs (gan/data/class_runs.h); n must be a multiple of run.
+torch::Tensor draw_fake_labels(int64_t n, int64_t classes, int64_t run, at::Generator& gen);
+
 // Trains to cfg.train.iterations, resuming from the newest valid checkpoint in
 // out_dir/checkpoints. A model-changing config on resume, or a NaN/Inf loss: hamgan::Error
 // (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
@@ -156,7 +160,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
 std::vector<std::string> model_differences(const Config& stored, const Config& now);
 
 // Fails naming every differing key when those keys differ, then naming a key whose row says
-// OnResume::Keep (the optimizers' state depends on it) when it differs.
+// OnResume::Keep (the optimizers' state or the data's order depends on it) when it differs.
 // `run_config`: the run's config.yaml, named in the error as what to resume with.
 void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
                              const std::string& run_config = "");
