@@ -49,6 +49,9 @@ TEST(ConfigErrors, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
       {"train.beta2=1", "'train.beta2': expected a value in [0, 1)"},
       {"train.adam_eps=0", "'train.adam_eps': expected a value > 0"},
       {"eval.fid_n=4294967296", "'eval.fid_n'"},
+      {"generator.ch_mult=[4,4,4]", "'generator.ch_mult': expected 4 multipliers at model.resolution 32"},
+      {"discriminator.ch_mult=[1,2,4,8,16]", "'discriminator.ch_mult': expected 4 multipliers at model.resolution 32"},
+      {"discriminator.ch_mult=[2,0,4,4]", "'discriminator.ch_mult': expected integers in [1, 1024]"},
       {"train.class_group=3", "'train.class_group': expected a divisor of the micro-batch (batch_size / accumulate = 64)"}};
   for (const auto& [ov, want] : cases) {
     const std::string e = test::error_of([&] { parse_config("model: {resolution: 32}\n", "c.yaml", {ov}); });

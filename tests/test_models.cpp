@@ -70,6 +70,12 @@ TEST(Discriminator, Res64MatchesReference) { check_d(small_config(64, 8, 5, 20, 
 TEST(Discriminator, MinibatchStdMatchesReference) {
   check_d(small_config(32, 4, 5, 16, 1, 32, 16, "", ", mbstd_group: 2, mbstd_features: 2"), "d32_mbstd.pt");
 }
+TEST(Generator, ChannelMultipliersMatchReference) {
+  check_g(small_config(32, 4, 5, 16, 1, 32, 16, ", ch_mult: [4, 4, 4, 2]"), "g32_mult.pt");
+}
+TEST(Discriminator, ChannelMultipliersMatchReference) {
+  check_d(small_config(32, 4, 5, 16, 1, 32, 16, "", ", ch_mult: [2, 4, 4, 4]"), "d32_mult.pt");
+}
 // The trainer's one D pass over [real; fake] equals two passes when the micro-batch is a multiple
 // of the group (gan/config/config.cpp requires it), and a straddling group would not.
 TEST(Discriminator, MinibatchStdGroupsNeverMixRealAndFake) {

@@ -53,8 +53,9 @@ void check_config_fits_file(const CheckpointData& c, uint64_t file_bytes) {
     return w;
   };
   const ModelConfig& m = c.config.model;
-  const double g = conv_weights(generator_arch(m.resolution, c.config.generator.ch));
-  const double d = conv_weights(discriminator_arch(m.resolution, c.config.discriminator.ch, m.image_channels));
+  const double g = conv_weights(generator_arch(m.resolution, c.config.generator.ch, c.config.generator.ch_mult));
+  const double d = conv_weights(discriminator_arch(m.resolution, c.config.discriminator.ch, m.image_channels,
+                                                      c.config.discriminator.ch_mult));
   if (2 * (g + d) > static_cast<double>(file_bytes))
     fail(c.path, ": its stored config (model.resolution ", m.resolution, ", generator.ch ", c.config.generator.ch,
          ", discriminator.ch ", c.config.discriminator.ch, ") builds G and D with ", static_cast<uint64_t>(g + d),

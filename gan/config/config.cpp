@@ -113,7 +113,12 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
 
   ConfigNode g = top.child("generator");
   generator_keys().read(g, cfg.generator);
-  const auto g_arch = generator_arch(cfg.model.resolution, cfg.generator.ch);
+  if (const auto table = generator_ch_mult(cfg.model.resolution);
+      !cfg.generator.ch_mult.empty() && cfg.generator.ch_mult.size() != table.size())
+    g.fail_key("ch_mult", "expected " + std::to_string(table.size()) + " multipliers at model.resolution " +
+                              std::to_string(cfg.model.resolution) + " (one per block boundary), got " +
+                              std::to_string(cfg.generator.ch_mult.size()));
+  const auto g_arch = generator_arch(cfg.model.resolution, cfg.generator.ch, cfg.generator.ch_mult);
   check_context_resolution(g, "context", cfg.generator.context, g_arch);
   if (cfg.generator.hier) {
     if (cfg.generator.shared_dim == 0)
@@ -128,7 +133,13 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
 
   ConfigNode d = top.child("discriminator");
   discriminator_keys().read(d, cfg.discriminator);
-  const auto d_arch = discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels);
+  if (const auto table = discriminator_ch_mult(cfg.model.resolution);
+      !cfg.discriminator.ch_mult.empty() && cfg.discriminator.ch_mult.size() != table.size())
+    d.fail_key("ch_mult", "expected " + std::to_string(table.size()) + " multipliers at model.resolution " +
+                              std::to_string(cfg.model.resolution) + " (one per block), got " +
+                              std::to_string(cfg.discriminator.ch_mult.size()));
+  const auto d_arch = discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels,
+                                         cfg.discriminator.ch_mult);
   check_context_resolution(d, "context", cfg.discriminator.context, d_arch);
   if (const int64_t c = d_arch.back().in; cfg.discriminator.mbstd_group > 0 && c % cfg.discriminator.mbstd_features)
     d.fail_key("mbstd_features", "expected a divisor of the last block's " + std::to_string(c) +

@@ -44,6 +44,7 @@ struct ModelConfig {
 
 struct GeneratorConfig {
   int64_t ch = 64;
+  std::vector<int64_t> ch_mult;  // per block boundary (gan/config/arch.h); empty: BigGAN's table
   int64_t z_dim = 128;
   int64_t shared_dim = 0;
   bool hier = false;
@@ -52,6 +53,7 @@ struct GeneratorConfig {
 
 struct DiscriminatorConfig {
   int64_t ch = 64;
+  std::vector<int64_t> ch_mult;  // per block (gan/config/arch.h); empty: BigGAN's table
   ContextConfig context;
   int64_t mbstd_group = 0;     // minibatch standard deviation before the last block (layers/minibatch_std.h); 0: off
   int64_t mbstd_features = 1;

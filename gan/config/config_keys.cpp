@@ -29,6 +29,10 @@ const KeyTable<GeneratorConfig>& generator_keys() {
   using G = GeneratorConfig;
   static const KeyTable<G> table(OnResume::Model, {
       integer("ch", &G::ch, 1, 4096, "width: block channels are multiples of `ch` (G: 16, 16, 8, 4, 2, 1 x ch at 128 px)"),
+      integers("ch_mult", &G::ch_mult, 1, 1024,
+               "the multipliers of `ch` from G's 4x4 input through each block's output (gan/config/arch.h); []: "
+               "BigGAN's (128 px: 16, 16, 8, 4, 2, 1; 64: 16, 16, 8, 4, 2; 32: 4, 4, 4, 4)")
+          .also("as many as BigGAN's at `model.resolution`"),
       integer("z_dim", &G::z_dim, 1, 65536, "latent size")
           .also("with `hier`, a multiple of the number of blocks + 1"),
       integer("shared_dim", &G::shared_dim, 0, 65536,
@@ -45,6 +49,10 @@ const KeyTable<DiscriminatorConfig>& discriminator_keys() {
   using D = DiscriminatorConfig;
   static const KeyTable<D> table(OnResume::Model, {
       integer("ch", &D::ch, 1, 4096, "width: block channels are multiples of `ch` (D: 1, 2, 4, 8, 16, 16 x ch at 128 px)"),
+      integers("ch_mult", &D::ch_mult, 1, 1024,
+               "the multipliers of `ch` of each block's output (gan/config/arch.h); []: BigGAN's (128 px: 1, 2, 4, "
+               "8, 16, 16; 64: 1, 2, 4, 8, 16; 32: 4, 4, 4, 4)")
+          .also("as many as BigGAN's at `model.resolution`"),
       mapping("context", &D::context, parse_context_config, "`type` and that module's keys",
               "D's global-context block (the context module keys below)"),
       integer("mbstd_group", &D::mbstd_group, 0, 1 << 20,

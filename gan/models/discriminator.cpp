@@ -11,7 +11,7 @@ namespace hamgan {
 
 DiscriminatorImpl::DiscriminatorImpl(const ModelConfig& model, const DiscriminatorConfig& d)
     : mbstd_group_(d.mbstd_group), mbstd_features_(d.mbstd_features) {
-  const auto arch = discriminator_arch(model.resolution, d.ch, model.image_channels);
+  const auto arch = discriminator_arch(model.resolution, d.ch, model.image_channels, d.ch_mult);
   const SNOptions sn{model.sn_eps, 1};
   for (size_t i = 0; i < arch.size(); ++i) {
     const bool last = i + 1 == arch.size();

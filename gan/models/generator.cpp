@@ -7,7 +7,7 @@ namespace hamgan {
 
 GeneratorImpl::GeneratorImpl(const ModelConfig& model, const GeneratorConfig& g)
     : z_dim_(g.z_dim), hier_(g.hier) {
-  const auto arch = generator_arch(model.resolution, g.ch);
+  const auto arch = generator_arch(model.resolution, g.ch, g.ch_mult);
   const SNOptions sn{model.sn_eps, 1};
   bottom_ch_ = arch.front().in;
   CondSpec cond{CondKind::labels, model.n_classes};

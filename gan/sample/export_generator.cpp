@@ -135,7 +135,7 @@ io::NamedTensors exported_tensors(GeneratorImpl& g) {
 std::string export_config_json(const CheckpointData& ck, GeneratorImpl& g, bool ema,
                                const std::vector<std::string>& class_names) {
   const Config& cfg = ck.config;
-  const auto arch = generator_arch(cfg.model.resolution, cfg.generator.ch);
+  const auto arch = generator_arch(cfg.model.resolution, cfg.generator.ch, cfg.generator.ch_mult);
   std::ostringstream j;
   j << kFirstLine << "\n \"format_version\": " << kExportFormatVersion << ",\n";
   j << " \"source\": {\"checkpoint\": " << io::json_string(ck.path) << ", \"iteration\": " << ck.iteration

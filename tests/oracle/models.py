@@ -50,6 +50,9 @@ run_d("d32", Discriminator(32, 4, 5, 1, context_res=16, **sa), 3, 32, 1, 5, 4)
 run_d("d64", Discriminator(64, 8, 5, 3, context_res=32, **sa), 2, 64, 3, 5, 5)
 # the minibatch standard deviation before the last block; 5 images in groups of 2: the last group is one
 run_d("d32_mbstd", Discriminator(32, 4, 5, 1, context_res=16, mbstd_group=2, mbstd_features=2, **sa), 5, 32, 1, 5, 7)
+# channel multipliers other than BigGAN's (generator.ch_mult, discriminator.ch_mult)
+run_g("g32_mult", Generator(32, 4, 5, 16, 1, context_res=32, mult=[4, 4, 4, 2], **sa), 3, 5, 8)
+run_d("d32_mult", Discriminator(32, 4, 5, 1, context_res=16, mult=[2, 4, 4, 4], **sa), 3, 32, 1, 5, 9)
 run_d("d128", Discriminator(128, 8, 3, 3, context_res=32, **sa), 2, 128, 3, 3, 6)
 
 # configs/imagenet128_sagan.yaml

@@ -120,9 +120,9 @@ D_MULT = {128: ([1, 2, 4, 8, 16, 16], [1, 1, 1, 1, 1, 0]),
 class Generator(nn.Module):
     def __init__(self, resolution, ch, n_classes, z_dim, image_channels, shared_dim=0,
                  hier=False, context=None, context_res=32, bn_eps=1e-5, sn_eps=1e-6,
-                 make_context=None):
+                 make_context=None, mult=None):
         super().__init__()
-        mult = G_MULT[resolution]
+        mult = mult or G_MULT[resolution]
         self.nb = len(mult) - 1
         self.bottom = mult[0] * ch
         self.hier = hier
@@ -190,9 +190,10 @@ def minibatch_std(x, group, features):
 
 class Discriminator(nn.Module):
     def __init__(self, resolution, ch, n_classes, image_channels, context=None, context_res=32,
-                 sn_eps=1e-6, make_context=None, sc_pool_first=False, mbstd_group=0, mbstd_features=1):
+                 sn_eps=1e-6, make_context=None, sc_pool_first=False, mbstd_group=0, mbstd_features=1,
+                 mult=None):
         super().__init__()
-        mult, down = D_MULT[resolution]
+        mult, down = mult or D_MULT[resolution][0], D_MULT[resolution][1]
         self.blocks = nn.ModuleList()
         self.context_after = -1
         self.mbstd = (mbstd_group, mbstd_features)
