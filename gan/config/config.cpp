@@ -43,6 +43,14 @@ const std::vector<std::pair<std::string, std::string>>& moved_eval_keys() {
 
 namespace {
 
+// `ch_mult` as the key's error: as many multipliers as BigGAN's table at this resolution, or none.
+void check_ch_mult(ConfigNode& section, const std::vector<int64_t>& given, const std::vector<int64_t>& table,
+                   int64_t resolution, const std::string& per) {
+  if (!given.empty() && given.size() != table.size())
+    section.fail_key("ch_mult", "expected " + std::to_string(table.size()) + " multipliers at model.resolution " +
+                                    std::to_string(resolution) + " (" + per + "), got " + std::to_string(given.size()));
+}
+
 void check_context_resolution(ConfigNode& parent, const std::string& key,
                               const ContextConfig& c, const std::vector<BlockArch>& arch) {
   if (c.type == "none") return;
@@ -113,11 +121,8 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
 
   ConfigNode g = top.child("generator");
   generator_keys().read(g, cfg.generator);
-  if (const auto table = generator_ch_mult(cfg.model.resolution);
-      !cfg.generator.ch_mult.empty() && cfg.generator.ch_mult.size() != table.size())
-    g.fail_key("ch_mult", "expected " + std::to_string(table.size()) + " multipliers at model.resolution " +
-                              std::to_string(cfg.model.resolution) + " (one per block boundary), got " +
-                              std::to_string(cfg.generator.ch_mult.size()));
+  check_ch_mult(g, cfg.generator.ch_mult, generator_ch_mult(cfg.model.resolution), cfg.model.resolution,
+                "one per block boundary");
   const auto g_arch = generator_arch(cfg.model.resolution, cfg.generator.ch, cfg.generator.ch_mult);
   check_context_resolution(g, "context", cfg.generator.context, g_arch);
   if (cfg.generator.hier) {
@@ -133,11 +138,8 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
 
   ConfigNode d = top.child("discriminator");
   discriminator_keys().read(d, cfg.discriminator);
-  if (const auto table = discriminator_ch_mult(cfg.model.resolution);
-      !cfg.discriminator.ch_mult.empty() && cfg.discriminator.ch_mult.size() != table.size())
-    d.fail_key("ch_mult", "expected " + std::to_string(table.size()) + " multipliers at model.resolution " +
-                              std::to_string(cfg.model.resolution) + " (one per block), got " +
-                              std::to_string(cfg.discriminator.ch_mult.size()));
+  check_ch_mult(d, cfg.discriminator.ch_mult, discriminator_ch_mult(cfg.model.resolution), cfg.model.resolution,
+                "one per block");
   const auto d_arch = discriminator_arch(cfg.model.resolution, cfg.discriminator.ch, cfg.model.image_channels,
                                          cfg.discriminator.ch_mult);
   check_context_resolution(d, "context", cfg.discriminator.context, d_arch);
