@@ -3,9 +3,9 @@
 # Fashion-MNIST (configs/fmnist32_quickstart.yaml, sized for a 2-core machine) and score it.
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
-# 4,200 where the CPU has native bf16 (bf16 autocast; 7.5 min on a 2-core AVX-512 BF16 EPYC,
-# 13-14 on a 2-core AMX Xeon), 2,600 in fp32 elsewhere (about 20 min on its AVX2 machines,
-# estimated), at constant learning rates. After a short warm-up the trainer prints its speed
+# 5,000 where the CPU has native bf16 (bf16 autocast; about 8 min on a 2-core AVX-512 BF16 EPYC),
+# 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at constant learning
+# rates. After a short warm-up the trainer prints its speed
 # and when it will finish.
 #   ITERATIONS (default by CPU, as above), MINUTES (optional cap: the run stops by then if that
 #   comes first), OUT (default runs/quickstart), BUILD_DIR (default

@@ -104,17 +104,17 @@ with tempfile.TemporaryDirectory() as d:
                               f'exec "{binary}" "$@"\n')
     gpus = f["cuda_device_count"]
     want_nproc = gpus if 0 < gpus < 2 else 2
-    want_it = 4200 if f["amp_auto_cpu"] == "bf16" else 2600
+    want_it = 5000 if f["amp_auto_cpu"] == "bf16" else 3300
     rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"')
     assert rc == 0 and out == f"{want_it} {want_nproc}", (out, err)
     if ISAS.index(hw) >= ISAS.index("avx2"):
         rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"', HAMGAN_CPU_ISA="avx2")
-        assert rc == 0 and out == f"2600 {want_nproc}", (out, err)
+        assert rc == 0 and out == f"3300 {want_nproc}", (out, err)
     # Facts of a one-GPU machine with native bf16: one rank unless NPROC says otherwise.
     one_gpu = dict(f, cuda_device_count=1, amp_auto_cpu="bf16")
     canned = fake("one_gpu", f"echo '{json.dumps(one_gpu)}'\n")
     script = f'facts=$(machine_facts "{canned}"); quickstart_budget "$facts"'
-    for env, want in (({}, "4200 1"), ({"NPROC": "2"}, "4200 2"), ({"ITERATIONS": "10"}, "10 1")):
+    for env, want in (({}, "5000 1"), ({"NPROC": "2"}, "5000 2"), ({"ITERATIONS": "10"}, "10 1")):
         rc, out, err = shell(script, **env)
         assert rc == 0 and out == want, (env, out, err, want)
 
