@@ -7,7 +7,8 @@
 # 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at constant learning
 # rates. After a short warm-up the trainer prints its speed
 # and when it will finish.
-#   ITERATIONS (default by CPU, as above), MINUTES (optional cap: the run stops by then if that
+#   ITERATIONS (default by CPU, as above, for the preset; another CONFIG's own
+#   train.iterations), MINUTES (optional cap: the run stops by then if that
 #   comes first), OUT (default runs/quickstart), BUILD_DIR (default
 #   build), NPROC (default 2: data-parallel ranks of one thread each, twice the images/s of one
 #   two-thread process for a model this small),
@@ -35,10 +36,16 @@ source scripts/lib/classifier.sh
 scripts/setup.sh
 "$build/hamgan" --version  # for the reader; the decisions below read `hamgan info --json`
 # The budget by CPU class and the ranks by GPU count: scripts/lib/machine_facts.sh.
+# The budget by CPU class is the preset's, measured for its model (docs/results/quickstart/):
+# another CONFIG trains its own train.iterations, or ITERATIONS where given.
 facts=$(machine_facts "$build/hamgan")
 budget=$(quickstart_budget "$facts")
 read -r iterations nproc <<< "$budget"
-class=(train.iterations="$iterations")
+if [ "$(realpath "$config")" = "$(realpath configs/fmnist32_quickstart.yaml)" ] || [ -n "${ITERATIONS:-}" ]; then
+  class=(train.iterations="$iterations")
+else
+  class=(train.iterations="$("$build/hamgan" info --config "$config" --get train.iterations)")
+fi
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"
