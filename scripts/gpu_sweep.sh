@@ -95,9 +95,13 @@ run_job() {
     "train.iterations=$iterations" "train.time_limit_minutes=$(awk "BEGIN{print $left / 60}")" \
     train.tensorboard=false "${extra[@]}" "$@" > "$log.train.txt" 2>&1 &
   local tpid=$!
+  local next_score=$((SECONDS + score_every))
   while kill -0 "$tpid" 2>/dev/null; do
-    sleep "$score_every"
-    kill -0 "$tpid" 2>/dev/null && score $((deadline - SECONDS))
+    sleep 2
+    if [ "$SECONDS" -ge "$next_score" ] && kill -0 "$tpid" 2>/dev/null; then
+      score $((deadline - SECONDS))
+      next_score=$((SECONDS + score_every))
+    fi
   done
   wait "$tpid"
   local rc=$? train_s=$((SECONDS - t0))
