@@ -35,17 +35,11 @@ source scripts/lib/classifier.sh
 
 scripts/setup.sh
 "$build/hamgan" --version  # for the reader; the decisions below read `hamgan info --json`
-# The budget by CPU class and the ranks by GPU count: scripts/lib/machine_facts.sh.
-# The budget by CPU class is the preset's, measured for its model (docs/results/quickstart/):
-# another CONFIG trains its own train.iterations, or ITERATIONS where given.
+# The budget by CPU class (the preset's; another CONFIG's own train.iterations) and the ranks by
+# GPU count: scripts/lib/machine_facts.sh.
 facts=$(machine_facts "$build/hamgan")
-budget=$(quickstart_budget "$facts")
-read -r iterations nproc <<< "$budget"
-if [ "$(realpath "$config")" = "$(realpath configs/fmnist32_quickstart.yaml)" ] || [ -n "${ITERATIONS:-}" ]; then
-  class=(train.iterations="$iterations")
-else
-  class=(train.iterations="$("$build/hamgan" info --config "$config" --get train.iterations)")
-fi
+read -r _ nproc <<< "$(quickstart_budget "$facts")"
+class=(train.iterations="$(quickstart_iterations "$facts" "$build/hamgan" "$config")")
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"

@@ -6,7 +6,8 @@ The JSON has exactly the documented keys with their types; its CPU facts agree w
 /proc/cpuinfo (read here, independently) and follow HAMGAN_CPU_ISA; --threads reaches it. The
 shell reader `fact` returns every key's value; `quickstart_budget` decides the quickstart's
 budget and ranks from it, also through a fake `hamgan` whose --version prints something else
-entirely (no script decides by --version's prose) and one whose facts say there is one GPU.
+entirely (no script decides by --version's prose) and one whose facts say there is one GPU;
+`quickstart_iterations` gives the preset the class budget and another config its own iterations.
 Exits non-zero with the first failed check."""
 import json
 import os
@@ -117,6 +118,21 @@ with tempfile.TemporaryDirectory() as d:
     for env, want in (({}, "5000 1"), ({"NPROC": "2"}, "5000 2"), ({"ITERATIONS": "10"}, "10 1")):
         rc, out, err = shell(script, **env)
         assert rc == 0 and out == want, (env, out, err, want)
+
+# The iterations quickstart.sh trains a config for: the class budget for the quickstart preset
+# (named by any path), another config's own train.iterations (read here from its YAML, not by
+# hamgan), ITERATIONS over both.
+preset = os.path.join(root, "configs/fmnist32_quickstart.yaml")
+other = os.path.join(root, "configs/fmnist32_long.yaml")
+with open(other) as src:
+    other_its = re.search(r"^\s+iterations:\s*(\d+)", src.read(), re.M)
+assert other_its, f"{other}: no train.iterations line"
+assert int(other_its.group(1)) != want_it, "the other config must differ from the class budget to tell them apart"
+cases = ((preset, {}, str(want_it)), (os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml"), {}, str(want_it)),
+         (other, {}, other_its.group(1)), (other, {"ITERATIONS": "10"}, "10"), (preset, {"ITERATIONS": "12"}, "12"))
+for config, env, want in cases:
+    rc, out, err = shell(f'facts=$(machine_facts "{binary}"); quickstart_iterations "$facts" "{binary}" "{config}"', **env)
+    assert rc == 0 and out == want, (config, env, out, err, want)
 
 # No script decides by --version's prose (printing it for the reader is fine).
 for dirpath, _, names in os.walk(os.path.join(root, "scripts")):
