@@ -52,7 +52,7 @@ for f in "$jobs_file" "$config" "$features" "$bin"; do
 done
 rm -rf "$out"; mkdir -p "$out/runs" "$out/logs"
 grep -vE '^\s*(#|$)' "$jobs_file" > "$out/queue"
-echo "name,status,iterations,train_s,iterations_per_s,score_s" > "$out/summary.csv"
+echo "name,status,iterations,train_s,iterations_per_s,last_score_s" > "$out/summary.csv"
 echo 0 > "$out/next"
 
 export_results() {

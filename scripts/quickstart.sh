@@ -38,8 +38,8 @@ scripts/setup.sh
 # The budget by CPU class (the preset's; another CONFIG's own train.iterations) and the ranks by
 # GPU count: scripts/lib/machine_facts.sh.
 facts=$(machine_facts "$build/hamgan")
-read -r _ nproc <<< "$(quickstart_budget "$facts")"
-class=(train.iterations="$(quickstart_iterations "$facts" "$build/hamgan" "$config")")
+read -r budget nproc <<< "$(quickstart_budget "$facts")"
+class=(train.iterations="$(quickstart_iterations "$budget" "$build/hamgan" "$config")")
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"

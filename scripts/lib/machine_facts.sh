@@ -3,7 +3,7 @@
 #   facts=$(machine_facts BIN)          # the JSON object, once
 #   fact "$facts" KEY                   # one value: true/false, a number, a string; "null"
 #   quickstart_budget "$facts"          # "ITERATIONS NPROC" of scripts/quickstart.sh
-#   quickstart_iterations "$facts" BIN CONFIG   # the iterations it trains CONFIG for
+#   quickstart_iterations BUDGET BIN CONFIG   # the iterations it trains CONFIG for
 # Parsed by python3's json module (the standard library only).
 
 machine_facts() {
@@ -36,16 +36,14 @@ quickstart_budget() {
   echo "$iterations $nproc"
 }
 
-# The iterations scripts/quickstart.sh trains CONFIG for: the budget above is the quickstart
-# preset's, measured for its model, so it applies to that preset (or wherever ITERATIONS is
-# set); any other CONFIG trains its own train.iterations.
+# The iterations scripts/quickstart.sh trains CONFIG for, given BUDGET, the first field of
+# quickstart_budget: that budget is the quickstart preset's, measured for its model, so it applies
+# to that preset (or wherever ITERATIONS set it); any other CONFIG trains its own train.iterations.
 quickstart_iterations() {
-  local facts=$1 bin=$2 config=$3 iterations _
-  local preset
+  local budget=$1 bin=$2 config=$3 preset
   preset=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../configs/fmnist32_quickstart.yaml")
-  read -r iterations _ <<< "$(quickstart_budget "$facts")"
   if [ -n "${ITERATIONS:-}" ] || [ "$(realpath "$config")" = "$preset" ]; then
-    echo "$iterations"
+    echo "$budget"
   else
     "$bin" info --config "$config" --get train.iterations
   fi

@@ -131,7 +131,8 @@ assert int(other_its.group(1)) != want_it, "the other config must differ from th
 cases = ((preset, {}, str(want_it)), (os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml"), {}, str(want_it)),
          (other, {}, other_its.group(1)), (other, {"ITERATIONS": "10"}, "10"), (preset, {"ITERATIONS": "12"}, "12"))
 for config, env, want in cases:
-    rc, out, err = shell(f'facts=$(machine_facts "{binary}"); quickstart_iterations "$facts" "{binary}" "{config}"', **env)
+    rc, out, err = shell(f'facts=$(machine_facts "{binary}"); read -r budget _ <<< "$(quickstart_budget "$facts")"; '
+                         f'quickstart_iterations "$budget" "{binary}" "{config}"', **env)
     assert rc == 0 and out == want, (config, env, out, err, want)
 
 # No script decides by --version's prose (printing it for the reader is fine).
