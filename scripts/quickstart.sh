@@ -3,8 +3,8 @@
 # Fashion-MNIST (configs/fmnist32_quickstart.yaml, sized for a 2-core machine) and score it.
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
-# 5,000 where the CPU has native bf16 (bf16 autocast; about 8 min on a 2-core AVX-512 BF16 EPYC),
-# 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at constant learning
+# the preset's own 5,000 where the CPU has native bf16 (bf16 autocast; about 8 min on a 2-core
+# AVX-512 BF16 EPYC), 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at constant learning
 # rates. After a short warm-up the trainer prints its speed
 # and when it will finish.
 #   ITERATIONS (default by CPU, as above, for the preset; another CONFIG's own
@@ -35,11 +35,11 @@ source scripts/lib/classifier.sh
 
 scripts/setup.sh
 "$build/hamgan" --version  # for the reader; the decisions below read `hamgan info --json`
-# The budget by CPU class (the preset's; another CONFIG's own train.iterations) and the ranks by
-# GPU count: scripts/lib/machine_facts.sh.
+# The iterations by CPU class (the preset's own in bf16, fewer in fp32; another CONFIG's own) and
+# the ranks by GPU count: scripts/lib/machine_facts.sh.
 facts=$(machine_facts "$build/hamgan")
-read -r budget nproc <<< "$(quickstart_budget "$facts")"
-class=(train.iterations="$(quickstart_iterations "$budget" "$build/hamgan" "$config")")
+nproc=$(quickstart_ranks "$facts")
+class=(train.iterations="$(quickstart_iterations "$facts" "$build/hamgan" "$config")")
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"

@@ -4,10 +4,11 @@
 
 The JSON has exactly the documented keys with their types; its CPU facts agree with
 /proc/cpuinfo (read here, independently) and follow HAMGAN_CPU_ISA; --threads reaches it. The
-shell reader `fact` returns every key's value; `quickstart_budget` decides the quickstart's
-budget and ranks from it, also through a fake `hamgan` whose --version prints something else
-entirely (no script decides by --version's prose) and one whose facts say there is one GPU;
-`quickstart_iterations` gives the preset the class budget and another config its own iterations.
+shell reader `fact` returns every key's value; `quickstart_ranks` decides the quickstart's ranks
+and `quickstart_iterations` its iterations from it, also through a fake `hamgan` whose --version
+prints something else entirely (no script decides by --version's prose) and ones whose facts
+say there is one GPU, or bf16 or fp32 on the CPU: the preset trains its own iterations in bf16
+and the fp32 budget in fp32, another config its own iterations on both.
 Exits non-zero with the first failed check."""
 import json
 import os
@@ -105,35 +106,47 @@ with tempfile.TemporaryDirectory() as d:
                               f'exec "{binary}" "$@"\n')
     gpus = f["cuda_device_count"]
     want_nproc = gpus if 0 < gpus < 2 else 2
-    want_it = 5000 if f["amp_auto_cpu"] == "bf16" else 3300
-    rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"')
-    assert rc == 0 and out == f"{want_it} {want_nproc}", (out, err)
-    if ISAS.index(hw) >= ISAS.index("avx2"):
-        rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_budget "$facts"', HAMGAN_CPU_ISA="avx2")
-        assert rc == 0 and out == f"3300 {want_nproc}", (out, err)
-    # Facts of a one-GPU machine with native bf16: one rank unless NPROC says otherwise.
-    one_gpu = dict(f, cuda_device_count=1, amp_auto_cpu="bf16")
-    canned = fake("one_gpu", f"echo '{json.dumps(one_gpu)}'\n")
-    script = f'facts=$(machine_facts "{canned}"); quickstart_budget "$facts"'
-    for env, want in (({}, "5000 1"), ({"NPROC": "2"}, "5000 2"), ({"ITERATIONS": "10"}, "10 1")):
-        rc, out, err = shell(script, **env)
+    rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_ranks "$facts"')
+    assert rc == 0 and out == str(want_nproc), (out, err)
+    # Facts of a one-GPU machine: one rank unless NPROC says otherwise.
+    one_gpu = dict(f, cuda_device_count=1)
+    canned_gpu = fake("one_gpu", f"echo '{json.dumps(one_gpu)}'\n")
+    for env, want in (({}, "1"), ({"NPROC": "2"}, "2")):
+        rc, out, err = shell(f'facts=$(machine_facts "{canned_gpu}"); quickstart_ranks "$facts"', **env)
         assert rc == 0 and out == want, (env, out, err, want)
 
-# The iterations quickstart.sh trains a config for: the class budget for the quickstart preset
-# (named by any path), another config's own train.iterations (read here from its YAML, not by
-# hamgan), ITERATIONS over both.
-preset = os.path.join(root, "configs/fmnist32_quickstart.yaml")
-other = os.path.join(root, "configs/fmnist32_long.yaml")
-with open(other) as src:
-    other_its = re.search(r"^\s+iterations:\s*(\d+)", src.read(), re.M)
-assert other_its, f"{other}: no train.iterations line"
-assert int(other_its.group(1)) != want_it, "the other config must differ from the class budget to tell them apart"
-cases = ((preset, {}, str(want_it)), (os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml"), {}, str(want_it)),
-         (other, {}, other_its.group(1)), (other, {"ITERATIONS": "10"}, "10"), (preset, {"ITERATIONS": "12"}, "12"))
-for config, env, want in cases:
-    rc, out, err = shell(f'facts=$(machine_facts "{binary}"); read -r budget _ <<< "$(quickstart_budget "$facts")"; '
-                         f'quickstart_iterations "$budget" "{binary}" "{config}"', **env)
-    assert rc == 0 and out == want, (config, env, out, err, want)
+    # The iterations quickstart.sh trains a config for: the quickstart preset (named by any path)
+    # its own train.iterations where the CPU trains in bf16 and 3,300 in fp32; another config its
+    # own train.iterations on both; ITERATIONS over all. The configs' values are read here from
+    # their YAML, not by hamgan. Each CPU class's facts are canned, and the garbage binary above
+    # checks that the decision reads `info --json`, not `--version`, on this machine's own class.
+    def yaml_iterations(path):
+        with open(path) as src:
+            m = re.search(r"^\s+iterations:\s*(\d+)", src.read(), re.M)
+        assert m, f"{path}: no train.iterations line"
+        return m.group(1)
+
+    preset = os.path.join(root, "configs/fmnist32_quickstart.yaml")
+    other = os.path.join(root, "configs/fmnist32_long.yaml")
+    preset_its, other_its = yaml_iterations(preset), yaml_iterations(other)
+    assert preset_its != "3300" and other_its not in (preset_its, "3300"), \
+        "the configs' iterations must differ from each other and from the fp32 budget to tell the cases apart"
+    classes = {"bf16": fake("bf16", f"echo '{json.dumps(dict(f, amp_auto_cpu='bf16'))}'\n"),
+               "fp32": fake("fp32", f"echo '{json.dumps(dict(f, amp_auto_cpu='fp32'))}'\n"),
+               f["amp_auto_cpu"]: garbage}
+    for amp, facts_bin in classes.items():
+        preset_want = preset_its if amp == "bf16" else "3300"
+        cases = ((preset, {}, preset_want),
+                 (os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml"), {}, preset_want),
+                 (other, {}, other_its), (other, {"ITERATIONS": "10"}, "10"), (preset, {"ITERATIONS": "12"}, "12"))
+        for config, env, want in cases:
+            rc, out, err = shell(f'facts=$(machine_facts "{facts_bin}"); '
+                                 f'quickstart_iterations "$facts" "{binary}" "{config}"', **env)
+            assert rc == 0 and out == want, (amp, config, env, out, err, want)
+    if ISAS.index(hw) >= ISAS.index("avx2"):  # capped to AVX2, the real binary trains in fp32
+        rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_iterations "$facts" "{binary}" "{preset}"',
+                             HAMGAN_CPU_ISA="avx2")
+        assert rc == 0 and out == "3300", (out, err)
 
 # No script decides by --version's prose (printing it for the reader is fine).
 for dirpath, _, names in os.walk(os.path.join(root, "scripts")):
