@@ -59,8 +59,8 @@ namespace keys {
 
 // Inside [lo, hi] (ConfigNode::real checked that); an open end itself is the error.
 void check_interval(ConfigNode& n, const std::string& name, double v, const Interval& in) {
-  if (in.lo_open && v <= in.lo) n.fail_key(name, "expected a value > " + number(in.lo) + ", got " + number(v));
-  if (in.hi_open && v >= in.hi) n.fail_key(name, "expected a value in " + in.text() + ", got " + number(v));
+  const std::string expected = std::string("expected a value ") + (std::isinf(in.hi) ? "" : "in ") + in.text();
+  if ((in.lo_open && v <= in.lo) || (in.hi_open && v >= in.hi)) n.fail_key(name, expected + ", got " + number(v));
 }
 
 }  // namespace keys

@@ -45,6 +45,7 @@ struct Interval {
 inline Interval closed(double lo, double hi) { return {lo, hi, false, false}; }
 inline Interval closed_open(double lo, double hi) { return {lo, hi, false, true}; }
 inline Interval open_closed(double lo, double hi) { return {lo, hi, true, false}; }
+inline Interval open_open(double lo, double hi) { return {lo, hi, true, true}; }
 inline Interval at_least(double lo) { return {lo, std::numeric_limits<double>::infinity(), false, false}; }
 
 std::string integer_range_text(int64_t lo, int64_t hi);  // "[1, 4096]", ">= 0"
@@ -149,6 +150,16 @@ template <class S>
 Key<S> real(const std::string& name, double S::*m, Interval in, std::string meaning) {
   return row<S>(name, "number", in.text(), std::move(meaning), [=](ConfigNode& n, S& s) {
     s.*m = n.real(name, s.*m, in.lo, in.hi);
+    check_interval(n, name, s.*m, in);
+  });
+}
+
+// A number whose default is another member's, read by an earlier row (D's Adam beta1: G's
+// unless given), so a config that sets only the other keeps its meaning.
+template <class S>
+Key<S> real_or(const std::string& name, double S::*m, double S::*fallback, Interval in, std::string meaning) {
+  return row<S>(name, "number", in.text(), std::move(meaning), [=](ConfigNode& n, S& s) {
+    s.*m = n.real(name, s.*fallback, in.lo, in.hi);
     check_interval(n, name, s.*m, in);
   });
 }

@@ -47,7 +47,9 @@ TEST(ConfigErrors, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"train.beta1=1", "'train.beta1': expected a value in [0, 1)"},
       {"train.beta2=1", "'train.beta2': expected a value in [0, 1)"},
-      {"train.adam_eps=0", "'train.adam_eps': expected a value > 0"},
+      {"train.d_beta1=-1", "'train.d_beta1': expected a value in (-1, 1)"},
+      {"train.d_beta1=1", "'train.d_beta1': expected a value in (-1, 1)"},
+      {"train.adam_eps=0", "'train.adam_eps': expected a value in (0, 1]"},
       {"eval.fid_n=4294967296", "'eval.fid_n'"},
       {"generator.ch_mult=[4,4,4]", "'generator.ch_mult': expected 4 multipliers at model.resolution 32"},
       {"discriminator.ch_mult=[1,2,4,8,16]", "'discriminator.ch_mult': expected 4 multipliers at model.resolution 32"},

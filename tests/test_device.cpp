@@ -218,14 +218,19 @@ TEST(CheckpointPortability, CudaTensorsLoadOnCpu) {
 
 // The fused Adam step (one ATen kernel per group; on CUDA in training) is torch::optim::Adam's
 // step on Adam's own state, lazily created, with weight decay and a parameter that misses a
-// gradient (its step count falls behind). Checked on CPU doubles where LibTorch has the kernel.
-TEST(FusedAdam, MatchesAdamStep) {
+// gradient (its step count falls behind), also at a negative beta1 (train.d_beta1), set on the
+// groups as the trainer sets it. Checked on CPU doubles where LibTorch has the kernel.
+class FusedAdam : public ::testing::TestWithParam<double> {};
+INSTANTIATE_TEST_SUITE_P(Beta1, FusedAdam, ::testing::Values(0.5, -0.5));
+TEST_P(FusedAdam, MatchesAdamStep) {
   torch::manual_seed(0);
   std::vector<torch::Tensor> a = {torch::randn({3, 4}, torch::kDouble), torch::randn({5}, torch::kDouble)};
   std::vector<torch::Tensor> b;
   for (auto& t : a) t.requires_grad_(), b.push_back(t.detach().clone().requires_grad_());
   const auto opts = torch::optim::AdamOptions(1e-2).betas(std::make_tuple(0.5, 0.999)).eps(1e-8).weight_decay(0.1);
   torch::optim::Adam oa(a, opts), ob(b, opts);
+  for (auto* o : {&oa, &ob})
+    static_cast<torch::optim::AdamOptions&>(o->param_groups().at(0).options()).betas(std::make_tuple(GetParam(), 0.999));
   for (int s = 0; s < 4; ++s) {
     for (size_t i = 0; i < a.size(); ++i) {
       const bool skip = i == 1 && s == 2;  // no gradient for the second parameter once

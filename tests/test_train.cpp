@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -406,6 +407,58 @@ TEST(StandingStats, StoredWithCheckpointsAndAppliedToOlderOnes) {
   const CheckpointData oc = load_checkpoint(old_path);
   EXPECT_EQ(oc.ema_standing, 0);
   EXPECT_TRUE(identical(state_dict(*load_generator(oc, true)), stored));
+}
+
+// train.d_beta1: D's Adam moment, G's unless given; in (-1, 1), so below 0 (negative momentum,
+// Gidel et al. 2019), which LibTorch's Adam constructor refuses. Three D updates against Adam as
+// Kingma & Ba's Algorithm 1 writes it (m, v, their bias corrections, eps outside the root), in
+// doubles: after the first, the moment extrapolates from the previous gradient.
+TEST(NegativeMomentum, DStepsAreAdamOfThePapersEquations) {
+  EXPECT_DOUBLE_EQ(tiny("train.beta1=0.3").train.d_beta1, 0.3);  // a config that sets beta1 only keeps D's
+  EXPECT_DOUBLE_EQ(tiny("train.beta1=0.3 train.d_beta1=0.1").train.d_beta1, 0.1);
+  EXPECT_DOUBLE_EQ(tiny("train.beta1=0.3 train.d_beta1=0.1").train.beta1, 0.3);
+
+  torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  const Config cfg = tiny(
+      "train.n_dis=1 train.accumulate=1 train.amp=false train.channels_last=false train.seed=4 "
+      "train.beta1=0.2 train.d_beta1=-0.5 train.beta2=0.9 train.adam_eps=1e-6 train.d_lr=0.01");
+  const double b1 = -0.5, b2 = 0.9, eps = 1e-6, lr = 0.01;
+  Trainer t(cfg, torch::kCPU);
+  const auto betas = [](torch::optim::Adam& o) {
+    return static_cast<torch::optim::AdamOptions&>(o.param_groups().at(0).options()).betas();
+  };
+  EXPECT_EQ(betas(t.opt_d()), std::make_tuple(b1, b2));
+  EXPECT_EQ(betas(t.opt_g()), std::make_tuple(0.2, b2));
+
+  torch::manual_seed(5);
+  struct Fixed : BatchSource {
+    Batch b;
+    Batch next() override { return b; }
+    LoaderState state() const override { return {}; }
+  } src;
+  src.b.images = torch::rand({4, 1, 32, 32}) * 2 - 1;
+  src.b.labels = torch::randint(3, {4}, torch::kLong);
+
+  std::map<std::string, torch::Tensor> prev, m, v;
+  for (const auto& p : t.d()->named_parameters()) prev[p.key()] = p.value().detach().clone();
+  ASSERT_GT(prev.size(), 10u);
+  for (int s = 1; s <= 3; ++s) {
+    t.step(src);
+    for (const auto& p : t.d()->named_parameters()) {
+      // D's gradient of this step: G's step treats D's weights as constants and leaves it.
+      const torch::Tensor g = p.value().grad();
+      ASSERT_TRUE(g.defined()) << p.key();
+      torch::Tensor& mk = m[p.key()];
+      torch::Tensor& vk = v[p.key()];
+      mk = s == 1 ? (1 - b1) * g : b1 * mk + (1 - b1) * g;
+      vk = s == 1 ? (1 - b2) * g * g : b2 * vk + (1 - b2) * g * g;
+      const torch::Tensor m_hat = mk / (1 - std::pow(b1, s)), v_hat = vk / (1 - std::pow(b2, s));
+      const torch::Tensor want = prev[p.key()] - lr * m_hat / (v_hat.sqrt() + eps);
+      EXPECT_TRUE(torch::allclose(p.value(), want, 1e-10, 1e-12)) << "step " << s << " " << p.key();
+      prev[p.key()] = p.value().detach().clone();
+    }
+  }
+  torch::set_default_dtype(caffe2::TypeMeta::Make<float>());
 }
 
 // train.reuse_fake: G's step takes the D step's fakes (one z draw and one G forward per

@@ -72,6 +72,7 @@ struct TrainConfig {
   double g_lr = 1e-4;
   double d_lr = 4e-4;
   double beta1 = 0.0;
+  double d_beta1 = 0.0;  // train.d_beta1: as beta1 unless the config gives it
   double beta2 = 0.999;
   int64_t n_dis = 1;
   GanLoss loss = GanLoss::Hinge;

@@ -108,7 +108,12 @@ const KeyTable<TrainConfig>& train_keys() {
       real("d_lr", &T::d_lr, closed(0, 1), "Adam learning rate of D"),
       // Adam needs beta < 1 and eps > 0 (beta 1 divides by zero in its bias correction; eps 0
       // divides by zero on a zero gradient): named here, not by the optimizer or a NaN later.
-      real("beta1", &T::beta1, closed_open(0, 1), "Adam beta1 of both optimizers"),
+      real("beta1", &T::beta1, closed_open(0, 1), "Adam beta1 of G, and of D unless `d_beta1` is given"),
+      // Adam's equations hold for any beta1 in (-1, 1); below 0 the moment extrapolates from the
+      // last gradient (Gidel et al. 2019, negative momentum: it damps the rotation of the
+      // alternating game's updates).
+      real_or("d_beta1", &T::d_beta1, &T::beta1, open_open(-1, 1),
+              "Adam beta1 of D (default: `beta1`); below 0, negative momentum on D (Gidel et al. 2019)"),
       real("beta2", &T::beta2, closed_open(0, 1), "Adam beta2 of both optimizers"),
       integer("n_dis", &T::n_dis, 1, 100, "D steps per G step"),
       word("loss", &T::loss, kLossWords, "the GAN loss (gan/train/losses.h)"),

@@ -41,8 +41,19 @@ namespace {
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);
 }
-torch::optim::AdamOptions adam(double lr, const TrainConfig& t) {
-  return torch::optim::AdamOptions(lr).betas(std::make_tuple(t.beta1, t.beta2)).eps(t.adam_eps);
+// Adam (Kingma & Ba 2015, Algorithm 1) with any beta1 in (-1, 1): LibTorch's constructor refuses
+// beta1 < 0, its step's equations do not (1 - beta1^t stays positive), so the betas are set on
+// the groups after construction, where a resume sets them too.
+void set_betas(torch::optim::Adam& opt, double beta1, const TrainConfig& t) {
+  for (auto& group : opt.param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options()).betas(std::make_tuple(beta1, t.beta2)).eps(t.adam_eps);
+}
+std::unique_ptr<torch::optim::Adam> adam(std::vector<torch::Tensor> params, double lr, double beta1,
+                                         const TrainConfig& t) {
+  auto opt = std::make_unique<torch::optim::Adam>(
+      std::move(params), torch::optim::AdamOptions(lr).betas(std::make_tuple(std::max(beta1, 0.0), t.beta2)));
+  set_betas(*opt, beta1, t);
+  return opt;
 }
 }  // namespace
 
@@ -74,8 +85,8 @@ Trainer::Trainer(const Config& cfg, torch::Device device)
   if (cfg.train.channels_last) to_channels_last(*g_), to_channels_last(*d_);
   g_->train();
   d_->train();
-  opt_g_ = std::make_unique<torch::optim::Adam>(g_->parameters(), adam(cfg.train.g_lr, cfg.train));
-  opt_d_ = std::make_unique<torch::optim::Adam>(d_->trainable_parameters(), adam(cfg.train.d_lr, cfg.train));
+  opt_g_ = adam(g_->parameters(), cfg.train.g_lr, cfg.train.beta1, cfg.train);
+  opt_d_ = adam(d_->trainable_parameters(), cfg.train.d_lr, cfg.train.d_beta1, cfg.train);
   if (cfg.train.ema) {
     g_ema_ = Generator(cfg.model, cfg.generator);
     g_ema_->to(device_);
@@ -253,11 +264,8 @@ void Trainer::restore(const CheckpointData& c) {
   c.load_optimizer("opt_g", *opt_g_);
   c.load_optimizer("opt_d", *opt_d_);
   // Learning rates and betas come from the current config (safe changes are allowed).
-  for (auto* o : {opt_g_.get(), opt_d_.get()})
-    for (auto& group : o->param_groups())
-      static_cast<torch::optim::AdamOptions&>(group.options())
-          .betas(std::make_tuple(cfg_.train.beta1, cfg_.train.beta2))
-          .eps(cfg_.train.adam_eps);
+  set_betas(*opt_g_, cfg_.train.beta1, cfg_.train);
+  set_betas(*opt_d_, cfg_.train.d_beta1, cfg_.train);
   set_lr_scale(lr_scale_);
   rng_.set_state(c.rng_state("sample"));
   at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
