@@ -146,14 +146,6 @@ Key<S> integer_of(const std::string& name, int64_t S::*m, std::vector<int64_t> v
 
 void check_interval(ConfigNode& n, const std::string& name, double v, const Interval& in);
 
-template <class S>
-Key<S> real(const std::string& name, double S::*m, Interval in, std::string meaning) {
-  return row<S>(name, "number", in.text(), std::move(meaning), [=](ConfigNode& n, S& s) {
-    s.*m = n.real(name, s.*m, in.lo, in.hi);
-    check_interval(n, name, s.*m, in);
-  });
-}
-
 // A number whose default is another member's, read by an earlier row (D's Adam beta1: G's
 // unless given), so a config that sets only the other keeps its meaning.
 template <class S>
@@ -162,6 +154,12 @@ Key<S> real_or(const std::string& name, double S::*m, double S::*fallback, Inter
     s.*m = n.real(name, s.*fallback, in.lo, in.hi);
     check_interval(n, name, s.*m, in);
   });
+}
+
+// A number whose default is its member's initializer.
+template <class S>
+Key<S> real(const std::string& name, double S::*m, Interval in, std::string meaning) {
+  return real_or(name, m, m, in, std::move(meaning));
 }
 
 template <class S>

@@ -4,9 +4,9 @@
 #   scripts/quickstart.sh [CONFIG] [key=value ...]
 # The budget is iterations, not minutes, so a result does not depend on how fast the CPU is:
 # the preset's own 5,000 where the CPU has native bf16 (bf16 autocast; about 8 min on a 2-core
-# AVX-512 BF16 EPYC), 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at constant learning
-# rates. After a short warm-up the trainer prints its speed
-# and when it will finish.
+# AVX-512 BF16 EPYC), 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated), at
+# constant learning rates. After a short warm-up the trainer prints its speed and when it will
+# finish.
 #   ITERATIONS (default by CPU, as above, for the preset; another CONFIG's own
 #   train.iterations), MINUTES (optional cap: the run stops by then if that
 #   comes first), OUT (default runs/quickstart), BUILD_DIR (default

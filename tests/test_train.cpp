@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <cmath>
-#include <map>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -431,13 +431,10 @@ TEST(NegativeMomentum, DStepsAreAdamOfThePapersEquations) {
   EXPECT_EQ(betas(t.opt_g()), std::make_tuple(0.2, b2));
 
   torch::manual_seed(5);
-  struct Fixed : BatchSource {
-    Batch b;
-    Batch next() override { return b; }
-    LoaderState state() const override { return {}; }
-  } src;
-  src.b.images = torch::rand({4, 1, 32, 32}) * 2 - 1;
-  src.b.labels = torch::randint(3, {4}, torch::kLong);
+  Batch real;
+  real.images = torch::rand({4, 1, 32, 32}) * 2 - 1;
+  real.labels = torch::randint(3, {4}, torch::kLong);
+  FixedSource src(real);
 
   std::map<std::string, torch::Tensor> prev, m, v;
   for (const auto& p : t.d()->named_parameters()) prev[p.key()] = p.value().detach().clone();
@@ -479,12 +476,7 @@ TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
   Batch real;
   real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
   real.labels = torch::randint(3, {mb}, torch::kLong);
-  struct Fixed : BatchSource {
-    Batch b;
-    Batch next() override { return b; }
-    LoaderState state() const override { return {}; }
-  } src;
-  src.b = real;
+  FixedSource src(real);
 
   Trainer t(cfg, torch::kCPU), ref(cfg, torch::kCPU);
   ASSERT_TRUE(identical(state_dict(*t.g()), state_dict(*ref.g())));

@@ -16,8 +16,10 @@
 #include "gan/train/trainer.h"
 #include "support/oracle.h"
 #include "support/process.h"
+#include "support/tiny_run.h"
 
 using namespace hamgan;
+using hamgan::test::FixedSource;
 
 namespace {
 
@@ -33,16 +35,6 @@ Config small_config(int64_t batch, bool sync_bn) {
       "data-parallel trainer test");
 }
 
-// The same real batch every call.
-class FixedSource : public BatchSource {
- public:
-  explicit FixedSource(Batch b) : b_(std::move(b)) {}
-  Batch next() override { return b_; }
-  LoaderState state() const override { return {}; }
-
- private:
-  Batch b_;
-};
 
 // in: real x, real y, then (z, y_fake) for the D step and for the G step, 2B rows each.
 // Rows [first, first + n) of everything; one Trainer::step; returns D's and G's state

@@ -1,7 +1,9 @@
 // The tiny training run that test_train and test_checkpoint share: a SAGAN at 32x32 small
-// enough to train in a second, its synthetic data, a fresh directory and a quiet train().
+// enough to train in a second, its synthetic data (or one fixed batch), a fresh directory and a
+// quiet train().
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/state_dict.h"
@@ -17,6 +19,16 @@ namespace hamgan::test {
 Config tiny(const std::string& extra = "");
 // 10 synthetic images: with batch 2, five batches an epoch, so runs cross epoch boundaries.
 SourceFactory synthetic(const Config& cfg);
+// The same real batch every call.
+class FixedSource : public BatchSource {
+ public:
+  explicit FixedSource(Batch b) : b_(std::move(b)) {}
+  Batch next() override { return b_; }
+  LoaderState state() const override { return {}; }
+
+ private:
+  Batch b_;
+};
 // An empty directory under the temporary directory.
 std::string fresh_dir(const std::string& name);
 
