@@ -67,13 +67,41 @@ TEST(Losses, NonSaturatingMatchesHandComputedValues) {
   EXPECT_THROW(tiny("train.loss=wasserstein"), Error);
 }
 
+// RpGAN's pairs, i with i: L_D = mean softplus(f - r), L_G = mean softplus(r - f).
+TEST(Losses, RelativisticPairingMatchesHandComputedValues) {
+  const auto r = torch::tensor({2.0, 0.5, -1.0}, torch::kDouble),
+             f = torch::tensor({-2.0, 0.3, 1.0}, torch::kDouble);
+  const DLoss l = d_loss(GanLoss::Relativistic, r, f);
+  EXPECT_NEAR(l.real.item<double>(), (softplus(-4.0) + softplus(-0.2) + softplus(2.0)) / 3, 1e-12);
+  EXPECT_EQ(l.fake.item<double>(), 0.0);
+  EXPECT_NEAR(g_loss(GanLoss::Relativistic, f, r).item<double>(),
+              (softplus(4.0) + softplus(0.2) + softplus(-2.0)) / 3, 1e-12);
+  // Pairing, not means: swapping two reals changes the loss (a relativistic *average* would not).
+  const auto r_swapped = torch::tensor({0.5, 2.0, -1.0}, torch::kDouble);
+  EXPECT_GT(std::abs(d_loss(GanLoss::Relativistic, r_swapped, f).real.item<double>() - l.real.item<double>()), 1e-3);
+  EXPECT_EQ(tiny("train.loss=rpgan").train.loss, GanLoss::Relativistic);
+}
+
+TEST(Losses, RelativisticPairingNamesMissingOrUnpairedReals) {
+  const auto f = torch::zeros({3}, torch::kDouble);
+  for (const torch::Tensor& r : {torch::Tensor(), torch::zeros({4}, torch::kDouble)}) {
+    const std::string e = error_of([&] { g_loss(GanLoss::Relativistic, f, r); });
+    EXPECT_NE(e.find("rpgan"), std::string::npos) << e;
+  }
+  const std::string e = error_of([&] { d_loss(GanLoss::Relativistic, torch::zeros({2}, torch::kDouble), f); });
+  EXPECT_NE(e.find("[2] real and [3] fake"), std::string::npos) << e;
+}
+
 TEST(Losses, Gradcheck) {
   // Away from the hinge kinks (|1 -+ x| >= 0.5), where the gradient is defined.
-  for (GanLoss t : {GanLoss::Hinge, GanLoss::NonSaturating}) {
+  for (GanLoss t : {GanLoss::Hinge, GanLoss::NonSaturating, GanLoss::Relativistic}) {
     auto r = torch::tensor({2.0, 0.5, -1.0, 3.0}, torch::dtype(torch::kDouble).requires_grad(true));
     auto f = torch::tensor({-2.0, 0.3, 1.0, -0.5}, torch::dtype(torch::kDouble).requires_grad(true));
     EXPECT_TRUE(test::gradcheck([&] { const DLoss l = d_loss(t, r, f); return l.real + l.fake; }, {r, f}));
-    EXPECT_TRUE(test::gradcheck([&] { return g_loss(t, f); }, {f}));
+    if (g_loss_needs_real(t))
+      EXPECT_TRUE(test::gradcheck([&] { return g_loss(t, f, r); }, {f, r}));
+    else
+      EXPECT_TRUE(test::gradcheck([&] { return g_loss(t, f); }, {f}));
   }
 }
 
@@ -461,13 +489,19 @@ TEST(NegativeMomentum, DStepsAreAdamOfThePapersEquations) {
 // train.reuse_fake: G's step takes the D step's fakes (one z draw and one G forward per
 // micro-batch, not two) and its gradient is that of g_loss(D'(G(z))) for those z, D' being D
 // after its update. Reference by hand on a twin trainer (same seed, so the same weights): G
-// forward with grad, D's hinge step on the detached fakes, then D's updated parameters (copied
-// from the trainer; D's own SN buffers follow the same forwards) and G's backward.
-TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
+// forward with grad, D's step on the detached fakes, then D's updated parameters (copied
+// from the trainer; D's own SN buffers follow the same forwards) and G's backward. Under RpGAN,
+// G's loss pairs each fake with the D step's real of the same micro-batch, through D' in eval
+// mode (the fakes' spectral norms). Normal init: orthogonal weights have one singular value, so
+// their spectral norms would not move between power iterations and hide which ones ran.
+class ReuseFake : public ::testing::TestWithParam<GanLoss> {};
+
+TEST_P(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
   torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  const GanLoss loss = GetParam();
   const Config cfg = tiny(
       "train.n_dis=1 train.accumulate=2 train.reuse_fake=true train.amp=false "
-      "train.channels_last=false train.seed=3");
+      "train.channels_last=false train.seed=3 model.init=normal train.loss=" + word_of(loss, kLossWords));
   const int64_t k = cfg.train.accumulate, mb = cfg.train.batch_size / k;
   torch::manual_seed(9);
   std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
@@ -497,9 +531,10 @@ TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
   for (int64_t a = 0; a < k; ++a) {
     const torch::Tensor fake = g->forward(zy[a].first, zy[a].second);
     fakes.push_back(fake);
+    // The losses run in fp32 on the logits, as the trainer's (gan/train/losses.h).
     const torch::Tensor out = d->forward(torch::cat({real.images, fake.detach()}),
-                                         torch::cat({real.labels, zy[a].second}));
-    const DLoss l = d_loss(GanLoss::Hinge, out.narrow(0, 0, mb), out.narrow(0, mb, mb));
+                                         torch::cat({real.labels, zy[a].second})).to(torch::kFloat);
+    const DLoss l = d_loss(loss, out.narrow(0, 0, mb), out.narrow(0, mb, mb));
     ((l.real + l.fake) / static_cast<double>(k)).backward();
   }
   const auto dp = d->named_parameters(), tp = t.d()->named_parameters();
@@ -512,8 +547,16 @@ TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
     for (const auto& p : dp) p.value().copy_(tp[p.key()]);  // D after its Adam step
   }
   for (auto& p : d->parameters()) p.requires_grad_(false);
-  for (int64_t a = 0; a < k; ++a)
-    (g_loss(GanLoss::Hinge, d->forward(fakes[a], zy[a].second)) / static_cast<double>(k)).backward();
+  for (int64_t a = 0; a < k; ++a) {
+    const torch::Tensor out = d->forward(fakes[a], zy[a].second).to(torch::kFloat);
+    torch::Tensor out_real;
+    if (loss == GanLoss::Relativistic) {
+      d->eval();
+      out_real = d->forward(real.images, real.labels).to(torch::kFloat);
+      d->train();
+    }
+    (g_loss(loss, out, out_real) / static_cast<double>(k)).backward();
+  }
   const auto gp = g->named_parameters(), tg = t.g()->named_parameters();
   ASSERT_GT(gp.size(), 10u);
   for (const auto& p : gp) {
@@ -524,7 +567,63 @@ TEST(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
   torch::set_default_dtype(caffe2::TypeMeta::Make<float>());
 }
 
-TEST(ReuseFake, NeedsOneDStepPerIteration) {
+INSTANTIATE_TEST_SUITE_P(Losses, ReuseFake, ::testing::Values(GanLoss::Hinge, GanLoss::Relativistic),
+                         [](const auto& p) { return word_of(p.param, kLossWords); });
+
+// RpGAN without reuse_fake, n_dis 2: G's step draws fresh fakes and pairs them with the last D
+// step's reals. Reference: D exactly as the trainer left it (weights and spectral-norm vectors,
+// so eval mode gives the fakes' forward its sigma), G's starting weights from a twin trainer.
+// Normal init, for spectral norms that move with each power iteration (see ReuseFake).
+TEST(Losses, RelativisticPairsFreshFakesWithTheLastDStepsReals) {
+  torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  const Config cfg = tiny(
+      "train.loss=rpgan train.n_dis=2 train.reuse_fake=false train.accumulate=1 train.amp=false "
+      "train.channels_last=false train.seed=4 model.init=normal");
+  const int64_t mb = cfg.train.batch_size;
+  torch::manual_seed(5);
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
+  for (int i = 0; i < 3; ++i)
+    zy.emplace_back(torch::randn({mb, cfg.generator.z_dim}), torch::randint(3, {mb}, torch::kLong));
+  Batch real;
+  real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
+  real.labels = torch::randint(3, {mb}, torch::kLong);
+  FixedSource src(real);
+
+  Trainer t(cfg, torch::kCPU), ref(cfg, torch::kCPU);
+  size_t draws = 0;
+  script_latents(t, [&](int64_t) { return zy.at(draws++); });
+  t.step(src);
+  ASSERT_EQ(draws, 3u) << "one draw per D step, one for G's";
+
+  Discriminator& d = ref.d();
+  {
+    torch::NoGradGuard no_grad;
+    const auto tp = t.d()->named_parameters(), tb = t.d()->named_buffers();
+    for (auto& p : d->named_parameters()) p.value().copy_(tp[p.key()]);
+    for (auto& b : d->named_buffers()) b.value().copy_(tb[b.key()]);
+  }
+  for (auto& p : d->parameters()) p.requires_grad_(false);
+  {
+    torch::NoGradGuard no_grad;  // the D steps' G forwards: G's own spectral norms move with them
+    for (int i = 0; i < 2; ++i) ref.g()->forward(zy[i].first, zy[i].second);
+  }
+  d->eval();
+  const torch::Tensor out_real = d->forward(real.images, real.labels).to(torch::kFloat);  // fp32, as the trainer's
+  const torch::Tensor out = d->forward(ref.g()->forward(zy[2].first, zy[2].second), zy[2].second).to(torch::kFloat);
+  g_loss(GanLoss::Relativistic, out, out_real).backward();
+  const auto tg = t.g()->named_parameters();
+  size_t checked = 0;
+  for (const auto& p : ref.g()->named_parameters()) {
+    const torch::Tensor want = p.value().grad(), got = tg[p.key()].grad();
+    ASSERT_TRUE(want.defined() && got.defined()) << p.key();
+    EXPECT_TRUE(torch::allclose(got, want, 1e-10, 1e-12)) << "G grad " << p.key();
+    ++checked;
+  }
+  EXPECT_GT(checked, 10u);
+  torch::set_default_dtype(caffe2::TypeMeta::Make<float>());
+}
+
+TEST(ReuseFakeConfig, NeedsOneDStepPerIteration) {
   const std::string e = error_of([] { tiny("train.n_dis=2 train.reuse_fake=true"); });
   EXPECT_NE(e.find("reuse_fake"), std::string::npos) << e;
   EXPECT_NE(e.find("n_dis 2"), std::string::npos) << e;

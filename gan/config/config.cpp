@@ -16,7 +16,8 @@ namespace hamgan {
 // The order is the one messages list.
 const Words<InitScheme> kInitWords = {
     {InitScheme::Orthogonal, "orthogonal"}, {InitScheme::Xavier, "xavier"}, {InitScheme::Normal, "normal"}};
-const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSaturating, "nonsaturating"}};
+const Words<GanLoss> kLossWords = {{GanLoss::Hinge, "hinge"}, {GanLoss::NonSaturating, "nonsaturating"},
+                                   {GanLoss::Relativistic, "rpgan"}};
 const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}, {AmpMode::Off, "false"}};
 const Words<Tf32Mode> kTf32Words = {{Tf32Mode::Auto, "auto"}, {Tf32Mode::On, "true"}, {Tf32Mode::Off, "false"}};
 const Words<FoldPolicy> kFoldWords = {

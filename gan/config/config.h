@@ -13,7 +13,7 @@ namespace hamgan {
 
 // The word-valued keys (core/config_reader.h's Words): each enum's words are its YAML values.
 enum class InitScheme { Orthogonal, Xavier, Normal };  // model.init; Normal is N(0, 0.02)
-enum class GanLoss { Hinge, NonSaturating };            // train.loss (gan/train/losses.h)
+enum class GanLoss { Hinge, NonSaturating, Relativistic };  // train.loss (gan/train/losses.h)
 enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
 enum class Tf32Mode { Auto, On, Off };                  // train.tf32: auto | true | false (gan/train/amp.h)
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda

@@ -82,15 +82,17 @@ class Trainer {
   struct DStepStats {
     torch::Tensor loss_real, loss_fake, real, fake;
   };
-  // A G output kept for the G step (train.reuse_fake): fakes with G's graph, their latents and labels.
-  struct Fakes {
-    torch::Tensor fake, z, y;
+  // What one micro-batch of the last D step leaves for the G step: its fakes with G's graph,
+  // their latents and labels (train.reuse_fake; else undefined), and its real images and labels
+  // (for a loss that pairs fakes with reals).
+  struct Kept {
+    torch::Tensor fake, z, y, real, real_y;
   };
   // One micro-batch of a D step: its loss's gradients added to D's, its means to `st`.
-  void d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>& kept, DStepStats& st);
-  // One micro-batch of the G step (fakes from `kept`, else fresh): its gradients added to G's;
-  // returns G's adversarial loss.
-  torch::Tensor g_micro_batch(const Fakes* kept, double scale);
+  void d_micro_batch(BatchSource& real, double scale, std::vector<Kept>& kept, DStepStats& st);
+  // One micro-batch of the G step (fakes from `kept` under train.reuse_fake, else fresh): its
+  // gradients added to G's; returns G's adversarial loss.
+  torch::Tensor g_micro_batch(const Kept& kept, double scale);
   // The images D sees, through every step feature's augment() (x itself when none).
   torch::Tensor augment(const torch::Tensor& x);
   // This iteration's statistics in stat_names() order: the step's, then each feature's.

@@ -19,7 +19,7 @@ torch::Tensor Trainer::augment(const torch::Tensor& x) {
 void Trainer::step(BatchSource& real) {
   const int64_t k = cfg_.train.accumulate;
   const double scale = 1.0 / static_cast<double>(k);
-  std::vector<Fakes> kept;  // train.reuse_fake: the D step's fakes, per micro-batch
+  std::vector<Kept> kept;  // the last D step's, per micro-batch
   DStepStats d;
 
   // Discriminator: n_dis steps, each over k micro-batches.
@@ -27,6 +27,7 @@ void Trainer::step(BatchSource& real) {
     opt_d_->zero_grad();
     each_feature(features_, [&](StepFeature& f) { f.begin_d_step(iteration_ * cfg_.train.n_dis + s); });
     d = DStepStats{};
+    kept.clear();
     for (int64_t a = 0; a < k; ++a) d_micro_batch(real, scale, kept, d);
     if (dp_) dp_->average_gradients(*d_);
     each_feature(features_, [&](StepFeature& f) { f.end_d_step(d.real, d.fake, dp_); });
@@ -39,8 +40,7 @@ void Trainer::step(BatchSource& real) {
   d_->set_trainable(false);
   opt_g_->zero_grad();
   torch::Tensor g_loss_mean;
-  for (int64_t a = 0; a < k; ++a)
-    accumulate_scaled(g_loss_mean, g_micro_batch(cfg_.train.reuse_fake ? &kept[a] : nullptr, scale), scale);
+  for (int64_t a = 0; a < k; ++a) accumulate_scaled(g_loss_mean, g_micro_batch(kept[a], scale), scale);
   if (dp_) dp_->average_gradients(*g_);
   phase("G optimizer");
   if (!compat::fused_adam_step(*opt_g_)) opt_g_->step();
@@ -55,7 +55,7 @@ void Trainer::step(BatchSource& real) {
 
 // Real and fake go through D as one concatenated batch: D has no batch statistics, so this
 // equals two passes (and SN runs one power iteration per D step, as in BigGAN's G_D).
-void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>& kept, DStepStats& st) {
+void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Kept>& kept, DStepStats& st) {
   const int64_t mb = micro_batch();
   phase("real batch and latents");
   const Batch b = real.next();
@@ -72,13 +72,15 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>&
     compat::Autocast autocast(amp_, device_.type());
     torch::Tensor fake;
     phase("G forward (D step)");
+    const torch::Tensor real_kept = g_loss_needs_real(loss_) ? x.detach() : torch::Tensor();
     if (cfg_.train.reuse_fake) {
       fake = g_->forward(z, y_fake);
-      kept.push_back({fake, z, y_fake});
+      kept.push_back({fake, z, y_fake, real_kept, y});
       fake = fake.detach();
     } else {
       torch::NoGradGuard no_grad;
       fake = g_->forward(z, y_fake);
+      kept.push_back({{}, {}, {}, real_kept, y});
     }
     phase("D forward (D step)");
     out = d_->forward(augment(torch::cat({x, fake.to(x.scalar_type())})), torch::cat({y, y_fake}));
@@ -98,24 +100,33 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Fakes>&
   accumulate_scaled(st.fake, m.o_fake.mean(), scale);
 }
 
-torch::Tensor Trainer::g_micro_batch(const Fakes* kept, double scale) {
-  torch::Tensor fake, z, y_fake, out;
+torch::Tensor Trainer::g_micro_batch(const Kept& kept, double scale) {
+  torch::Tensor fake, z, y_fake, out, out_real;
   {
     compat::Autocast autocast(amp_, device_.type());
     phase("G forward (G step)");
-    if (kept) {
-      fake = kept->fake;
-      z = kept->z;
-      y_fake = kept->y;
+    if (cfg_.train.reuse_fake) {
+      fake = kept.fake;
+      z = kept.z;
+      y_fake = kept.y;
     } else {
       std::tie(z, y_fake) = sample_zy(micro_batch());
       fake = g_->forward(z, y_fake);
     }
     phase("D forward (G step)");
     out = d_->forward(augment(fake), y_fake);
+    if (kept.real.defined()) {
+      // The D step's reals through the updated D, constants for G. Eval mode: the spectral
+      // norms keep the u, v of the fakes' forward just run, so both halves of a pair see one D.
+      torch::NoGradGuard no_grad;
+      d_->train(false);
+      out_real = d_->forward(augment(kept.real), kept.real_y);
+      d_->train(true);
+    }
   }
   out = out.to(torch::kFloat);
-  const torch::Tensor l = g_loss(loss_, out);
+  if (out_real.defined()) out_real = out_real.to(torch::kFloat);
+  const torch::Tensor l = g_loss(loss_, out, out_real);
   torch::Tensor loss = l;
   const GMicroBatch m{z, y_fake, fake, out, scale};
   each_feature(features_, [&](StepFeature& f) {
