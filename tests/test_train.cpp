@@ -43,6 +43,22 @@ namespace {
 
 double softplus(double x) { return std::log1p(std::exp(x)); }
 
+// The inputs of a hand-written step on the tiny config: `draws` latent draws of `mb` images and
+// one real batch of `mb` (3 classes, 1 channel, 32 px), from torch's global seed `seed`.
+struct StepInputs {
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
+  Batch real;
+};
+StepInputs step_inputs(const Config& cfg, int64_t draws, int64_t mb, uint64_t seed) {
+  torch::manual_seed(seed);
+  StepInputs in;
+  for (int64_t i = 0; i < draws; ++i)
+    in.zy.emplace_back(torch::randn({mb, cfg.generator.z_dim}), torch::randint(3, {mb}, torch::kLong));
+  in.real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
+  in.real.labels = torch::randint(3, {mb}, torch::kLong);
+  return in;
+}
+
 }  // namespace
 
 TEST(Losses, HingeMatchesHandComputedValues) {
@@ -503,13 +519,9 @@ TEST_P(ReuseFake, GStepUsesTheDStepFakesAndTheUpdatedD) {
       "train.n_dis=1 train.accumulate=2 train.reuse_fake=true train.amp=false "
       "train.channels_last=false train.seed=3 model.init=normal train.loss=" + word_of(loss, kLossWords));
   const int64_t k = cfg.train.accumulate, mb = cfg.train.batch_size / k;
-  torch::manual_seed(9);
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
-  for (int64_t a = 0; a < k; ++a)
-    zy.emplace_back(torch::randn({mb, cfg.generator.z_dim}), torch::randint(3, {mb}, torch::kLong));
-  Batch real;
-  real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
-  real.labels = torch::randint(3, {mb}, torch::kLong);
+  const StepInputs in = step_inputs(cfg, k, mb, 9);
+  const auto& zy = in.zy;
+  const Batch& real = in.real;
   FixedSource src(real);
 
   Trainer t(cfg, torch::kCPU), ref(cfg, torch::kCPU);
@@ -579,14 +591,9 @@ TEST(Losses, RelativisticPairsFreshFakesWithTheLastDStepsReals) {
   const Config cfg = tiny(
       "train.loss=rpgan train.n_dis=2 train.reuse_fake=false train.accumulate=1 train.amp=false "
       "train.channels_last=false train.seed=4 model.init=normal");
-  const int64_t mb = cfg.train.batch_size;
-  torch::manual_seed(5);
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> zy;
-  for (int i = 0; i < 3; ++i)
-    zy.emplace_back(torch::randn({mb, cfg.generator.z_dim}), torch::randint(3, {mb}, torch::kLong));
-  Batch real;
-  real.images = torch::rand({mb, 1, 32, 32}) * 2 - 1;
-  real.labels = torch::randint(3, {mb}, torch::kLong);
+  const StepInputs in = step_inputs(cfg, 3, cfg.train.batch_size, 5);
+  const auto& zy = in.zy;
+  const Batch& real = in.real;
   FixedSource src(real);
 
   Trainer t(cfg, torch::kCPU), ref(cfg, torch::kCPU);
