@@ -603,12 +603,7 @@ TEST(Losses, RelativisticPairsFreshFakesWithTheLastDStepsReals) {
   ASSERT_EQ(draws, 3u) << "one draw per D step, one for G's";
 
   Discriminator& d = ref.d();
-  {
-    torch::NoGradGuard no_grad;
-    const auto tp = t.d()->named_parameters(), tb = t.d()->named_buffers();
-    for (auto& p : d->named_parameters()) p.value().copy_(tp[p.key()]);
-    for (auto& b : d->named_buffers()) b.value().copy_(tb[b.key()]);
-  }
+  load_state_dict(*d, state_dict(*t.d()), "the trainer's D");
   for (auto& p : d->parameters()) p.requires_grad_(false);
   {
     torch::NoGradGuard no_grad;  // the D steps' G forwards: G's own spectral norms move with them

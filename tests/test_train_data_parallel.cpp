@@ -35,7 +35,6 @@ Config small_config(int64_t batch, bool sync_bn) {
       "data-parallel trainer test");
 }
 
-
 // in: real x, real y, then (z, y_fake) for the D step and for the G step, 2B rows each.
 // Rows [first, first + n) of everything; one Trainer::step; returns D's and G's state
 // dicts after the step followed by their (averaged) gradients, D first.
