@@ -4,6 +4,7 @@
 #   fact "$facts" KEY                   # one value: true/false, a number, a string; "null"
 #   quickstart_ranks "$facts"           # the ranks (NPROC) of scripts/quickstart.sh
 #   quickstart_iterations "$facts" BIN CONFIG   # the iterations it trains CONFIG for
+#   quickstart_fill_minutes "$facts" BIN CONFIG [KEY=VALUE...]   # the minutes they are topped up to
 # Parsed by python3's json module (the standard library only).
 
 machine_facts() {
@@ -46,5 +47,36 @@ quickstart_iterations() {
     echo "$quickstart_fp32_iterations"
   else
     "$bin" info --config "$config" --get train.iterations
+  fi
+}
+
+# The quickstart's wall-clock budget by CPU class, which its iterations are topped up to where
+# they take less (scripts/quickstart.sh; a faster CPU of the class): 8 minutes in bf16, what the
+# 5,000 iterations took on the slower of the two 2-core AVX-512 BF16 EPYCs measured, and 20 in
+# fp32, the estimate for 3,300 on a 2-core AVX2 CPU (docs/results/quickstart/variety/). The
+# top-up trains on at the same constant rates up to quickstart_fill_iterations, where every seed
+# measured reached the variety that the class's iterations fall short of. 0 (no top-up) where
+# the rates decay (the schedule would start again) or a train.iterations= or
+# train.time_limit_minutes= override sets a budget of its own; else FILL_MINUTES where set; else
+# 0 where ITERATIONS or MINUTES asks for a budget of its own, or for another config, which was
+# not measured for it.
+quickstart_fill_iterations=7000
+quickstart_fill_minutes() {
+  local facts=$1 bin=$2 config=$3 preset kv
+  shift 3
+  preset=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../configs/fmnist32_quickstart.yaml")
+  for kv in "$@"; do
+    case $kv in train.iterations=* | train.time_limit_minutes=*) echo 0; return ;; esac
+  done
+  if [ "$("$bin" info --config "$config" --get train.lr_decay "$@")" != none ]; then
+    echo 0
+  elif [ -n "${FILL_MINUTES:-}" ]; then
+    echo "$FILL_MINUTES"
+  elif [ -n "${ITERATIONS:-}" ] || [ -n "${MINUTES:-}" ] || [ "$(realpath "$config")" != "$preset" ]; then
+    echo 0
+  elif [ "$(fact "$facts" amp_auto_cpu)" = bf16 ]; then
+    echo 8
+  else
+    echo 20
   fi
 }

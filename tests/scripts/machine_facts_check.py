@@ -8,7 +8,10 @@ shell reader `fact` returns every key's value; `quickstart_ranks` decides the qu
 and `quickstart_iterations` its iterations from it, also through a fake `hamgan` whose --version
 prints something else entirely (no script decides by --version's prose) and ones whose facts
 say there is one GPU, or bf16 or fp32 on the CPU: the preset trains its own iterations in bf16
-and the fp32 budget in fp32, another config its own iterations on both.
+and the fp32 budget in fp32, another config its own iterations on both. `quickstart_fill_minutes`
+tops the preset up to its class's minutes (8 in bf16, 20 in fp32) unless a budget of the user's
+own or a decaying rate says otherwise, and `run_progress` (scripts/lib/run_progress.sh) sums a
+run's training time over its invocations from a hand-written metrics.jsonl.
 Exits non-zero with the first failed check."""
 import json
 import os
@@ -20,6 +23,7 @@ import tempfile
 
 root, binary = sys.argv[1], os.path.abspath(sys.argv[2])
 lib = os.path.join(root, "scripts/lib/machine_facts.sh")
+progress_lib = os.path.join(root, "scripts/lib/run_progress.sh")
 KEYS = {"hamgan_version": str, "libtorch_version": str, "cuda_compiled": bool, "cuda_device_count": int,
         "cuda_devices": list, "cpu_isa": str, "cpu_hardware_isa": str, "cpu_isa_cap": (str, type(None)),
         "cpu_amx": bool, "aten_cpu_capability": str, "cpu_bf16_native": bool, "cpu_bf16_accumulates_in_fp32": bool,
@@ -147,6 +151,44 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_iterations "$facts" "{binary}" "{preset}"',
                              HAMGAN_CPU_ISA="avx2")
         assert rc == 0 and out == "3300", (out, err)
+
+    # The minutes the quickstart tops its iterations up to: the class's for the preset alone;
+    # none where the user's ITERATIONS, MINUTES or a budget key override asks for a budget of its
+    # own, or where the rates decay (the schedule would start again); FILL_MINUTES over the rest.
+    for amp, facts_bin in classes.items():
+        minutes = "8" if amp == "bf16" else "20"
+        cases = ((preset, [], {}, minutes), (preset, ["train.seed=3"], {}, minutes),
+                 (os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml"), [], {}, minutes),
+                 (other, [], {}, "0"), (preset, [], {"ITERATIONS": "12"}, "0"), (preset, [], {"MINUTES": "5"}, "0"),
+                 (preset, ["train.iterations=9"], {}, "0"), (preset, ["train.time_limit_minutes=2"], {}, "0"),
+                 (preset, ["train.lr_decay=linear"], {}, "0"), (preset, [], {"FILL_MINUTES": "3"}, "3"),
+                 (other, [], {"FILL_MINUTES": "3"}, "3"), (preset, [], {"FILL_MINUTES": "0"}, "0"),
+                 (preset, ["train.lr_decay=linear"], {"FILL_MINUTES": "3"}, "0"),
+                 (preset, ["train.iterations=9"], {"FILL_MINUTES": "3"}, "0"))
+        for config, overrides, env, want in cases:
+            rc, out, err = shell(f'facts=$(machine_facts "{facts_bin}"); '
+                                 f'quickstart_fill_minutes "$facts" "{binary}" "{config}" {" ".join(overrides)}', **env)
+            assert rc == 0 and out == want, (amp, config, overrides, env, out, err, want)
+
+    # A run's training time over its invocations: wall_s restarts with each one (the second
+    # line's 0.5 after the first's 10.0, the fourth's 1.0 after 5.5), so 10.0 + 5.5 + 4.0.
+    def progress(run):
+        r = subprocess.run(["bash", "-c", f'set -euo pipefail; source "{progress_lib}"; run_progress "{run}"'],
+                           capture_output=True, text=True)
+        return r.returncode, r.stdout.strip(), r.stderr.strip()
+
+    run = os.path.join(d, "run")
+    os.makedirs(run)
+    assert progress(run) == (0, "0.0 0", ""), progress(run)  # not started: no metrics.jsonl
+    reports = [(25, 10.0), (26, 0.5), (50, 5.5), (51, 1.0), (75, 4.0)]
+    with open(os.path.join(run, "metrics.jsonl"), "w") as out:
+        for it, wall in reports:
+            out.write(json.dumps({"iteration": it, "wall_s": wall, "d_loss": 1.5, "it_s": 9.0}) + "\n")
+    assert progress(run) == (0, "19.5 75", ""), progress(run)
+    with open(os.path.join(run, "metrics.jsonl"), "a") as out:
+        out.write('{"iteration": 76}\n')
+    rc, out, err = progress(run)
+    assert rc != 0 and "metrics.jsonl:6" in err and "wall_s" in err and not out, (rc, out, err)
 
 # No script decides by --version's prose (printing it for the reader is fine).
 for dirpath, _, names in os.walk(os.path.join(root, "scripts")):
