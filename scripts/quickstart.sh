@@ -5,11 +5,11 @@
 # The budget is iterations by CPU class, at constant learning rates: the preset's own 5,000
 # where the CPU has native bf16 (bf16 autocast; about 8 min on the slower of two 2-core AVX-512
 # BF16 EPYCs measured), 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated).
-# Where they take less than the class's minutes (8 in bf16, 20 in fp32), the preset trains on at
-# the same rates for the rest of those minutes, up to 7,000 iterations: a checkpoint at N is
-# what an N-iteration run ends with, so the result is the run of the iterations reached, and
-# ITERATIONS=N reproduces it. After a short warm-up the trainer prints its speed and when it
-# will finish.
+# Where they take less than the class's minutes (8 in bf16, 20 in fp32), the preset resumes
+# and trains on at the same rates for the rest of those minutes, up to 7,000 iterations: a longer
+# run of the same recipe (with two ranks a resumed run draws rank 1's latents from a new stream,
+# so it is not bit for bit what one unbroken ITERATIONS=N run gives). After a short warm-up the
+# trainer prints its speed and when it will finish.
 #   ITERATIONS (default by CPU, as above, for the preset; another CONFIG's own
 #   train.iterations; exactly these, no top-up), MINUTES (optional cap: the run stops by then
 #   if that comes first; no top-up), FILL_MINUTES (the minutes topped up to; 0: none; default by
@@ -44,18 +44,21 @@ scripts/setup.sh
 # the ranks by GPU count: scripts/lib/machine_facts.sh.
 facts=$(machine_facts "$build/hamgan")
 nproc=$(quickstart_ranks "$facts")
-class=(train.iterations="$(quickstart_iterations "$facts" "$build/hamgan" "$config")")
+iterations=$(quickstart_iterations "$facts" "$build/hamgan" "$config")
+class=(train.iterations="$iterations")
+fill=$(quickstart_fill_minutes "$facts" "$build/hamgan" "$config" "$@")  # checked before training
 echo "quickstart: training $config with ${class[*]}${MINUTES:+ (at most $MINUTES min)} into $out/ ($nproc rank(s))"
 "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \
   "${class[@]}" train.time_limit_minutes="${MINUTES:-0}" "$@"
 
 # The top-up: the rest of the class's minutes, at the same constant rates, up to
-# quickstart_fill_iterations (scripts/lib/machine_facts.sh says when there is none).
-fill=$(quickstart_fill_minutes "$facts" "$build/hamgan" "$config" "$@")
+# quickstart_fill_iterations (scripts/lib/machine_facts.sh says when there is none), only after
+# the class's iterations are done (a run stopped sooner, by Ctrl-C or MINUTES, stays stopped).
 if [ "$fill" != 0 ]; then
   read -r spent reached < <(run_progress "$out")
   left=$(python3 -c "print(round(max(0.0, $fill - $spent / 60), 2))")
-  if [ "$reached" -lt "$quickstart_fill_iterations" ] && python3 -c "import sys; sys.exit($left < 0.5)"; then
+  if [ "$reached" -ge "$iterations" ] && [ "$reached" -lt "$quickstart_fill_iterations" ] &&
+    python3 -c "import sys; sys.exit($left < 0.5)"; then
     echo "quickstart: $reached iterations in $(python3 -c "print(round($spent / 60, 1))") of the class's $fill min;" \
       "training on for $left min more, up to $quickstart_fill_iterations iterations (FILL_MINUTES=0: none)"
     "$build/hamgan" train --config "$config" --out "$out" --nproc "$nproc" \

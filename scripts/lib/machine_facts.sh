@@ -71,6 +71,10 @@ quickstart_fill_minutes() {
   if [ "$("$bin" info --config "$config" --get train.lr_decay "$@")" != none ]; then
     echo 0
   elif [ -n "${FILL_MINUTES:-}" ]; then
+    if ! [[ $FILL_MINUTES =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+      echo "FILL_MINUTES='$FILL_MINUTES': expected the minutes to top the iterations up to, a number >= 0 (0: none)" >&2
+      return 1
+    fi
     echo "$FILL_MINUTES"
   elif [ -n "${ITERATIONS:-}" ] || [ -n "${MINUTES:-}" ] || [ "$(realpath "$config")" != "$preset" ]; then
     echo 0

@@ -169,6 +169,10 @@ with tempfile.TemporaryDirectory() as d:
             rc, out, err = shell(f'facts=$(machine_facts "{facts_bin}"); '
                                  f'quickstart_fill_minutes "$facts" "{binary}" "{config}" {" ".join(overrides)}', **env)
             assert rc == 0 and out == want, (amp, config, overrides, env, out, err, want)
+    for bad in ("abc", "-1", "2m", "1e3"):
+        rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_fill_minutes "$facts" "{binary}" "{preset}"',
+                             FILL_MINUTES=bad)
+        assert rc != 0 and not out and f"FILL_MINUTES='{bad}'" in err and "number >= 0" in err, (bad, rc, out, err)
 
     # A run's training time over its invocations: wall_s restarts with each one (the second
     # line's 0.5 after the first's 10.0, the fourth's 1.0 after 5.5), so 10.0 + 5.5 + 4.0.
