@@ -101,6 +101,7 @@ std::string RunDir::checkpoint_path(int64_t iteration) const {
 
 void RunDir::save_checkpoint(Trainer& t, const LoaderState& loader, int64_t keep, bool standing) {
   last_ckpt_ = t.iteration();
+  t.share_rank_rng();  // every rank: a collective
   if (!lead_) return;
   const auto t0 = std::chrono::steady_clock::now();
   const std::string path = checkpoint_path(t.iteration());

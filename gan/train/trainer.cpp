@@ -35,6 +35,11 @@
 
 namespace hamgan {
 
+namespace {
+// A checkpoint's name for rank r's state of generator `name` (rank 0's keeps the plain name).
+std::string rank_rng_name(const std::string& name, int rank) { return name + "_rank" + std::to_string(rank); }
+}  // namespace
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -168,13 +173,35 @@ CheckpointWrite Trainer::checkpoint(const LoaderState& loader, bool standing) {
   each_feature(features_, [&](const StepFeature& f) {
     for (auto& [name, state] : f.state()) c.train_state.emplace_back(name, state);
   });
-  c.rng = {{"sample", rng_.get_state()},
-           {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
+  c.rng = rng_states();
+  for (const auto& r : rank_rng_) c.rng.push_back(r);
+  return c;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Trainer::rng_states() const {
+  std::vector<std::pair<std::string, torch::Tensor>> r = {
+      {"sample", rng_.get_state()}, {"cpu_default", at::detail::getDefaultCPUGenerator().get_state()}};
   // On CUDA the context modules draw their random initial bases (Hamburger NMF/VQ/CD) from
   // the GPU's default generator; without its state a resumed run would draw other bases.
   if (device_.is_cuda())
-    c.rng.emplace_back("cuda_default", at::globalContext().defaultGenerator(device_).get_state());
-  return c;
+    r.emplace_back("cuda_default", at::globalContext().defaultGenerator(device_).get_state());
+  return r;
+}
+
+// Each generator state is a byte tensor of one size on every rank: slot r of a [world, bytes]
+// sum holds rank r's.
+void Trainer::share_rank_rng() {
+  rank_rng_.clear();
+  if (!dp_ || dp_->world_size() < 2) return;
+  for (const auto& [name, state] : rng_states()) {
+    const int64_t n = state.numel();
+    torch::Tensor all = torch::zeros({dp_->world_size(), n}, torch::kInt32);
+    all[dp_->rank()].copy_(state.to(torch::kInt32));
+    dp_->all_reduce_sum(all);
+    all = all.cpu();
+    for (int r = 1; r < dp_->world_size(); ++r)
+      rank_rng_.emplace_back(rank_rng_name(name, r), all[r].to(torch::kUInt8).contiguous());
+  }
 }
 
 namespace {
@@ -276,9 +303,20 @@ void Trainer::restore(const CheckpointData& c) {
     at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
     g.set_state(*cuda);
   }
+  // Ranks > 0 take theirs in set_data_parallel, which knows the rank.
+  restored_rng_.clear();
+  for (int r = 1; c.find_rng_state(rank_rng_name("sample", r)); ++r)
+    for (const char* name : {"sample", "cpu_default", "cuda_default"})
+      if (const auto t = c.find_rng_state(rank_rng_name(name, r))) restored_rng_.emplace_back(rank_rng_name(name, r), *t);
   each_feature(features_, [&](StepFeature& f) { f.restore(c); });
   iteration_ = c.iteration;
   standing_at_ = -1;
+}
+
+void Trainer::reseed_rank_stream() {
+  rng_.set_current_seed(splitmix64(static_cast<uint64_t>(cfg_.train.seed) ^
+                                   (static_cast<uint64_t>(dp_->rank()) << 32)) +
+                        static_cast<uint64_t>(iteration_));
 }
 
 void Trainer::set_data_parallel(DataParallel* dp) {
@@ -291,11 +329,25 @@ void Trainer::set_data_parallel(DataParallel* dp) {
   // Synchronised BN: G's training-mode statistics over the global batch (world 1 or off:
   // untouched, per-rank statistics).
   if (cfg_.train.sync_bn && dp_->world_size() > 1) g_->set_batch_reducer(dp_);
-  // Distinct fakes per rank; rank 0 keeps the stream a 1-process resume continues.
-  if (dp_->rank() > 0)
-    rng_.set_current_seed(splitmix64(static_cast<uint64_t>(cfg_.train.seed) ^
-                                     (static_cast<uint64_t>(dp_->rank()) << 32)) +
-                          static_cast<uint64_t>(iteration_));
+  // Distinct fakes per rank; rank 0 keeps the stream a 1-process resume continues. A rank r > 0
+  // resumed from a checkpoint that holds its streams (share_rank_rng) draws on from them, as an
+  // unbroken run would; from an older checkpoint, or at another world size, it starts anew.
+  const int r = dp_->rank();
+  const auto saved = [&](const std::string& name) -> std::optional<torch::Tensor> {
+    for (const auto& [n, state] : restored_rng_)
+      if (n == rank_rng_name(name, r)) return state;
+    return std::nullopt;
+  };
+  if (r == 0) return;
+  const auto sample = saved("sample"), cpu = saved("cpu_default");
+  if (!sample || !cpu) return reseed_rank_stream();
+  rng_.set_state(*sample);
+  at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
+  global.set_state(*cpu);
+  if (const auto cuda = saved("cuda_default"); cuda && device_.is_cuda()) {
+    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
+    g.set_state(*cuda);
+  }
 }
 
 namespace {

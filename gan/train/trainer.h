@@ -61,8 +61,12 @@ class Trainer {
   torch::optim::Adam& opt_g() { return *opt_g_; }
   torch::optim::Adam& opt_d() { return *opt_d_; }
   // Data parallel from here on: rank 0's G, D and EMA G go to every rank, gradients are
-  // averaged after each backward, and each rank draws its own z and fake labels.
+  // averaged after each backward, and each rank draws its own z and fake labels (after
+  // restore(): a resumed rank > 0 takes its own random streams from the checkpoint).
   void set_data_parallel(DataParallel* dp);
+  // Every rank, before a checkpoint: each rank's random streams go to every rank (a collective),
+  // so rank 0's checkpoint holds them all and a resumed run draws what an unbroken one would.
+  void share_rank_rng();
   // Where the slow phases outside the step (standing statistics) report progress; null: nowhere.
   void set_say(PhaseProgress::Say say) { say_ = std::move(say); }
   // Called where each phase of step() begins, with its name, and with null where the step
@@ -75,6 +79,10 @@ class Trainer {
   double lr_scale() const { return lr_scale_; }
 
  private:
+  // This rank's generators by checkpoint name: the z stream, the CPU's default, on CUDA the GPU's.
+  std::vector<std::pair<std::string, torch::Tensor>> rng_states() const;
+  // Rank r > 0's z stream from the seed, the rank and the iteration (a new rank's).
+  void reseed_rank_stream();
   friend void script_latents(Trainer&, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>);
   // n latents z and fake labels on the device, drawn from the checkpointed run RNG.
   std::pair<torch::Tensor, torch::Tensor> sample_zy(int64_t n);
@@ -114,6 +122,8 @@ class Trainer {
   std::unique_ptr<Ema> ema_;
   std::vector<std::unique_ptr<StepFeature>> features_;  // step_feature_registry() order, null when off
   at::Generator rng_;  // z and fake labels; its state is checkpointed
+  std::vector<std::pair<std::string, torch::Tensor>> rank_rng_;  // share_rank_rng's, ranks > 0
+  std::vector<std::pair<std::string, torch::Tensor>> restored_rng_;  // restore()'s checkpoint's
   int64_t iteration_ = 0;
   double lr_scale_ = 1.0;
   PhaseProgress::Say say_;
