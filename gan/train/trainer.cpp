@@ -197,8 +197,7 @@ void Trainer::share_rank_rng() {
     const int64_t n = state.numel();
     torch::Tensor all = torch::zeros({dp_->world_size(), n}, torch::kInt32);
     all[dp_->rank()].copy_(state.to(torch::kInt32));
-    dp_->all_reduce_sum(all);
-    all = all.cpu();
+    dp_->all_reduce_sum(all);  // on the host: NCCL's path copies it back
     for (int r = 1; r < dp_->world_size(); ++r)
       rank_rng_.emplace_back(rank_rng_name(name, r), all[r].to(torch::kUInt8).contiguous());
   }
