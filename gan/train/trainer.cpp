@@ -293,15 +293,7 @@ void Trainer::restore(const CheckpointData& c) {
   set_betas(*opt_g_, cfg_.train.beta1, cfg_.train);
   set_betas(*opt_d_, cfg_.train.d_beta1, cfg_.train);
   set_lr_scale(lr_scale_);
-  rng_.set_state(c.rng_state("sample"));
-  at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
-  global.set_state(c.rng_state("cpu_default"));
-  // Portable both ways: a CUDA run's checkpoint resumes on the CPU (its GPU state is not
-  // needed there), a CPU run's on CUDA (the GPU generator keeps its seed from the config).
-  if (const auto cuda = c.find_rng_state("cuda_default"); cuda && device_.is_cuda()) {
-    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
-    g.set_state(*cuda);
-  }
+  set_rng_states(c.rng_state("sample"), c.rng_state("cpu_default"), c.find_rng_state("cuda_default"));
   // Ranks > 0 take theirs in set_data_parallel, which knows the rank.
   restored_rng_.clear();
   for (int r = 1; c.find_rng_state(rank_rng_name("sample", r)); ++r)
@@ -310,6 +302,19 @@ void Trainer::restore(const CheckpointData& c) {
   each_feature(features_, [&](StepFeature& f) { f.restore(c); });
   iteration_ = c.iteration;
   standing_at_ = -1;
+}
+
+void Trainer::set_rng_states(const torch::Tensor& sample, const torch::Tensor& cpu,
+                             const std::optional<torch::Tensor>& cuda) {
+  rng_.set_state(sample);
+  at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
+  global.set_state(cpu);
+  // Portable both ways: a CUDA run's checkpoint resumes on the CPU (its GPU state is not
+  // needed there), a CPU run's on CUDA (the GPU generator keeps its seed from the config).
+  if (cuda && device_.is_cuda()) {
+    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
+    g.set_state(*cuda);
+  }
 }
 
 void Trainer::reseed_rank_stream() {
@@ -340,13 +345,7 @@ void Trainer::set_data_parallel(DataParallel* dp) {
   if (r == 0) return;
   const auto sample = saved("sample"), cpu = saved("cpu_default");
   if (!sample || !cpu) return reseed_rank_stream();
-  rng_.set_state(*sample);
-  at::Generator global = at::detail::getDefaultCPUGenerator();  // a handle, shared state
-  global.set_state(*cpu);
-  if (const auto cuda = saved("cuda_default"); cuda && device_.is_cuda()) {
-    at::Generator g = at::globalContext().defaultGenerator(device_);  // a handle, shared state
-    g.set_state(*cuda);
-  }
+  set_rng_states(*sample, *cpu, saved("cuda_default"));
 }
 
 namespace {

@@ -81,6 +81,8 @@ class Trainer {
  private:
   // This rank's generators by checkpoint name: the z stream, the CPU's default, on CUDA the GPU's.
   std::vector<std::pair<std::string, torch::Tensor>> rng_states() const;
+  // The z stream, the CPU's default generator and, on CUDA where given, the GPU's, from states.
+  void set_rng_states(const torch::Tensor& sample, const torch::Tensor& cpu, const std::optional<torch::Tensor>& cuda);
   // Rank r > 0's z stream from the seed, the rank and the iteration (a new rank's).
   void reseed_rank_stream();
   friend void script_latents(Trainer&, std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>);
