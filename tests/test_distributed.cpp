@@ -1,5 +1,6 @@
-// Data parallel over Gloo on loopback: 2 processes with batch B each produce the same
-// discriminator update (hinge loss, Adam) as 1 process with batch 2B. The test binary
+// Data parallel over Gloo on loopback and over shared memory: 2 processes with batch B each
+// produce the same discriminator update (hinge loss, Adam) as 1 process with batch 2B, and the two
+// ways of summing give the same bits (a + b is b + a). The test binary
 // re-launches itself as the two workers (HAMGAN_DIST_WORKER set), so this file has its
 // own main().
 #include <gtest/gtest.h>
@@ -77,7 +78,14 @@ int worker() {
     size_t i = 0;
     for (auto& [k, t] : state_dict(*d)) t.copy_(init[i++]);
   }
-  DataParallel dp(env);
+  // HAMGAN_DIST_BACKEND: train.dist_backend's word; auto on one machine's CPU is shared memory,
+  // and ranks said to span machines (LOCAL_WORLD_SIZE) never use it.
+  const std::string word = std::getenv("HAMGAN_DIST_BACKEND");
+  const DistBackend backend = word_from("HAMGAN_DIST_BACKEND", word, kDistBackendWords);
+  DataParallel dp(env, torch::kCPU, backend);
+  const bool shm = backend != DistBackend::Gloo && env.local_world_size == env.world_size;
+  if (dp.shared_memory() != shm)
+    fail("train.dist_backend=", word, ": shared memory ", dp.shared_memory() ? "used" : "not used");
   dp.broadcast(*d);
   auto half = [&](const torch::Tensor& t) { return t.narrow(0, env.rank * kB, kB); };
   const auto state = d_step(d, &dp, half(batch[0]), half(batch[1]), half(batch[2]));
@@ -88,7 +96,7 @@ int worker() {
 
 }  // namespace
 
-TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
+TEST(Distributed, TwoProcessesMatchOneProcessWithDoubleBatch) {
   const std::string work = std::string(std::getenv("HAMGAN_BINARY_DIR")) + "/distributed_test";
   std::filesystem::create_directories(work);
   torch::manual_seed(11);
@@ -108,25 +116,44 @@ TEST(Distributed, TwoGlooProcessesMatchOneProcessWithDoubleBatch) {
   torch::save(init, work + "/init.pt");
   torch::save(batch, work + "/batch.pt");
 
-  ASSERT_EQ(test::run_ranks(2, {"HAMGAN_DIST_WORKER=1", "HAMGAN_DIST_DIR=" + work},
-                            work + "/rank", 60),
-            "");
-
   const auto single = d_step(d, nullptr, batch[0], batch[1], batch[2]);
-  std::vector<torch::Tensor> r0, r1;
-  torch::load(r0, work + "/rank0.pt");
-  torch::load(r1, work + "/rank1.pt");
-  ASSERT_EQ(r0.size(), single.size());
-  ASSERT_EQ(r1.size(), single.size());
-  size_t moved = 0;
-  const size_t n_state = init.size();
-  for (size_t i = 0; i < single.size(); ++i) {
-    EXPECT_TRUE(torch::equal(r0[i], r1[i])) << "ranks diverged at state entry " << i;
-    // Double precision; only the summation order differs from one 2B batch.
-    EXPECT_TRUE(test::close(r0[i], single[i], 1e-9, 1e-12)) << "state entry " << i;
-    if (i < n_state && !torch::equal(single[i], init[i])) ++moved;
+  std::vector<torch::Tensor> gloo;
+  for (const std::string backend : {"gloo", "auto", "shm", "auto LOCAL_WORLD_SIZE=1"}) {
+    SCOPED_TRACE("train.dist_backend=" + backend);
+    const size_t space = backend.find(' ');
+    std::vector<std::string> env = {"HAMGAN_DIST_WORKER=1", "HAMGAN_DIST_DIR=" + work,
+                                    "HAMGAN_DIST_BACKEND=" + backend.substr(0, space)};
+    if (space != std::string::npos) env.push_back(backend.substr(space + 1));
+    ASSERT_EQ(test::run_ranks(2, env, work + "/rank", 60), "");
+
+    std::vector<torch::Tensor> r0, r1;
+    torch::load(r0, work + "/rank0.pt");
+    torch::load(r1, work + "/rank1.pt");
+    std::filesystem::remove(work + "/rank0.pt");
+    std::filesystem::remove(work + "/rank1.pt");
+    ASSERT_EQ(r0.size(), single.size());
+    ASSERT_EQ(r1.size(), single.size());
+    size_t moved = 0;
+    const size_t n_state = init.size();
+    for (size_t i = 0; i < single.size(); ++i) {
+      EXPECT_TRUE(torch::equal(r0[i], r1[i])) << "ranks diverged at state entry " << i;
+      // Double precision; only the summation order differs from one 2B batch.
+      EXPECT_TRUE(test::close(r0[i], single[i], 1e-9, 1e-12)) << "state entry " << i;
+      if (i < n_state && !torch::equal(single[i], init[i])) ++moved;
+    }
+    EXPECT_GT(moved, n_state / 2) << "the update should change most of D's state";
+    if (gloo.empty()) gloo = r0;
+    for (size_t i = 0; i < gloo.size(); ++i) EXPECT_TRUE(torch::equal(r0[i], gloo[i])) << "not Gloo's bits: entry " << i;
   }
-  EXPECT_GT(moved, n_state / 2) << "the update should change most of D's state";
+  // shm where the ranks span machines: every rank fails with the reason, before any training.
+  const std::string failed = test::run_ranks(
+      2, {"HAMGAN_DIST_WORKER=1", "HAMGAN_DIST_DIR=" + work, "HAMGAN_DIST_BACKEND=shm", "LOCAL_WORLD_SIZE=1"},
+      work + "/rank", 60);
+  for (const char* rank : {"rank 0 of 2", "rank 1 of 2"})
+    EXPECT_NE(failed.find(std::string(rank) + ": train.dist_backend=shm, but the ranks cannot sum through shared "
+                                              "memory: the ranks are on more than one machine (LOCAL_WORLD_SIZE < "
+                                              "WORLD_SIZE); set train.dist_backend=auto or gloo"),
+              std::string::npos) << failed;
 }
 
 // A rank whose peers never come says whom it waits for and gives up after
@@ -299,4 +326,14 @@ TEST(Distributed, OnlyGlooRanksShareGpus) {
   EXPECT_EQ(train_device("cpu", 3, 1, DistBackend::Gloo), torch::Device(torch::kCPU));
   EXPECT_EQ(train_device("cpu", -1, 1, DistBackend::Nccl), torch::Device(torch::kCPU));
   EXPECT_EQ(train_device("cuda", -1, 1, DistBackend::Nccl), torch::Device(torch::kCUDA));
+  // shm: the CPU's; on CUDA an error naming the key and the way out.
+  EXPECT_EQ(train_device("cpu", 1, 2, DistBackend::Shm), torch::Device(torch::kCPU));
+  EXPECT_EQ(train_device("auto", 1, 0, DistBackend::Shm), torch::Device(torch::kCPU));
+  for (const char* dev : {"cuda", "auto"}) {
+    const std::string e = error(dev, 0, 1, DistBackend::Shm);
+    EXPECT_NE(e.find("train.dist_backend=shm sums CPU tensors through shared memory, and train.device " +
+                     std::string(dev) + " puts the ranks on CUDA"),
+              std::string::npos) << e;
+    EXPECT_NE(e.find("train.device=cpu"), std::string::npos) << e;
+  }
 }

@@ -27,7 +27,8 @@ const Words<FusePolicy> kFuseWords = {
 const Words<DeviceChoice> kDeviceWords = {
     {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}, {DeviceChoice::Auto, "auto"}};
 const Words<DistBackend> kDistBackendWords = {
-    {DistBackend::Auto, "auto"}, {DistBackend::Nccl, "nccl"}, {DistBackend::Gloo, "gloo"}};
+    {DistBackend::Auto, "auto"}, {DistBackend::Nccl, "nccl"}, {DistBackend::Gloo, "gloo"},
+    {DistBackend::Shm, "shm"}};
 const Words<LrDecay> kLrDecayWords = {{LrDecay::None, "none"}, {LrDecay::Linear, "linear"}};
 const Words<DataFormat> kDataFormatWords = {{DataFormat::Fmnist, "fmnist"}, {DataFormat::Cifar10, "cifar10"},
                                             {DataFormat::Folder, "folder"}, {DataFormat::Packed, "packed"},

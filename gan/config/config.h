@@ -17,7 +17,7 @@ enum class GanLoss { Hinge, NonSaturating, Relativistic };  // train.loss (gan/t
 enum class AmpMode { Auto, On, Off };                   // train.amp: auto | true | false (gan/train/amp.h)
 enum class Tf32Mode { Auto, On, Off };                  // train.tf32: auto | true | false (gan/train/amp.h)
 enum class DeviceChoice { Auto, Cpu, Cuda };            // train.device: auto | cpu | cuda
-enum class DistBackend { Auto, Nccl, Gloo };            // train.dist_backend (gan/train/distributed.h)
+enum class DistBackend { Auto, Nccl, Gloo, Shm };       // train.dist_backend (gan/train/distributed.h)
 enum class LrDecay { None, Linear };                    // train.lr_decay (gan/train/lr_schedule.h)
 enum class DataFormat { Auto, Fmnist, Cifar10, Folder, Packed };  // data.format; auto: from data.path
 extern const Words<InitScheme> kInitWords;

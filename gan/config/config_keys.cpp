@@ -166,9 +166,11 @@ const KeyTable<TrainConfig>& train_keys() {
            "where training runs; `auto`: CUDA when a GPU is visible; each rank on a machine gets its own GPU (with "
            "`dist_backend: gloo`, ranks may share them)"),
       word("dist_backend", &T::dist_backend, kDistBackendWords,
-           "data parallel: the process group (gan/train/distributed.h); `auto`: NCCL on CUDA where this LibTorch has "
-           "it, else Gloo; `gloo`: Gloo also on CUDA, where local ranks may share GPUs (local rank r on cuda:(r % "
-           "GPUs); Gloo copies each all-reduce through the host); `nccl`: NCCL, one GPU per local rank"),
+           "data parallel: how the ranks sum (gan/train/distributed.h); `auto`: NCCL on CUDA where this LibTorch has "
+           "it, else Gloo; on the CPU shared memory where every rank is on this machine, else Gloo; `shm`: shared "
+           "memory, an error where it cannot be had; `gloo`: Gloo over TCP, also on CUDA, where local ranks may share "
+           "GPUs (local rank r on cuda:(r % GPUs); Gloo copies each all-reduce through the host); `nccl`: NCCL, one "
+           "GPU per local rank"),
       integer("log_every", &T::log_every, 1, "iterations between progress lines and `metrics.jsonl` records"),
       integer("sample_every", &T::sample_every, 0, "iterations between sample grids in `samples/` (0: none)"),
       boolean("tensorboard", &T::tensorboard,

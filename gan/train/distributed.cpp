@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <random>
+#include <sstream>
 #include <thread>
 
 #include "core/compat.h"
@@ -83,8 +85,12 @@ DistEnv dist_env_from_environment() {
 
 namespace {
 
-// train.dist_backend=nccl where NCCL cannot run: an error naming the key, before any rendezvous.
+// train.dist_backend=nccl where NCCL cannot run, or shm on CUDA: an error naming the key, before
+// any rendezvous.
 void check_backend(DistBackend backend, const std::string& device, bool cuda) {
+  if (backend == DistBackend::Shm && cuda)
+    fail("train.dist_backend=shm sums CPU tensors through shared memory, and train.device ", device,
+         " puts the ranks on CUDA; set train.dist_backend=auto (NCCL, else Gloo) or train.device=cpu");
   if (backend != DistBackend::Nccl) return;
   if (!cuda)
     fail("train.dist_backend=nccl reduces CUDA tensors only, and train.device ", device, " puts the ranks on the ",
@@ -169,6 +175,8 @@ DataParallel::DataParallel(const DistEnv& env, torch::Device device, DistBackend
   if (env.rank == 0) std::cerr << "the " << env.world_size << " ranks met at " << where << "\n";
   if (device.is_cuda() && backend == DistBackend::Auto && !nccl && env.rank == 0)
     std::cerr << "note: this LibTorch has no NCCL; data parallel on CUDA uses Gloo\n";
+  if (!device.is_cuda() && (backend == DistBackend::Auto || backend == DistBackend::Shm))
+    shm_ = open_shared_memory(backend == DistBackend::Shm);
   if (device.is_cuda() && env.rank == 0) {
     const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
     if (env.local_world_size > gpus)
@@ -179,6 +187,78 @@ DataParallel::DataParallel(const DistEnv& env, torch::Device device, DistBackend
 }
 
 DataParallel::~DataParallel() = default;
+
+// Rank 0 creates the segment and sends its name's parts; every rank attaches, and only when all
+// have, and each sees the others as live processes, do they use it. Every step of this runs on
+// every rank, whatever happened on the others, so no rank is left waiting in a collective.
+std::unique_ptr<ShmAllReduce> DataParallel::open_shared_memory(bool required) {
+  const auto timeout = std::chrono::seconds(env_.timeout_s);
+  const bool one_machine = env_.local_world_size == env_.world_size;
+  std::unique_ptr<ShmAllReduce> shm;
+  bool local_failure = false;  // this rank's own reason, which only its note tells
+  std::string why = one_machine ? "" : "the ranks are on more than one machine (LOCAL_WORLD_SIZE < WORLD_SIZE)";
+  auto name_of = [](int64_t pid, int64_t nonce) {
+    std::ostringstream s;
+    s << "/hamgan-" << pid << "-" << std::hex << nonce;
+    return s.str();
+  };
+  // 2 sets of a slot per rank: 16 MB for 2 ranks, at most 32 MB for up to 64 (Docker's default
+  // /dev/shm is 64 MB); a step's gradients (about 1 MB for the quickstart) fit one slot.
+  const size_t slot_bytes = std::clamp<size_t>((size_t{16} << 20) / static_cast<size_t>(env_.world_size),
+                                               size_t{256} << 10, size_t{4} << 20);
+  torch::Tensor id = torch::zeros({3}, torch::kLong);  // [created, pid, nonce]
+  if (env_.rank == 0 && one_machine) {
+    const int64_t pid = getpid();
+    const int64_t nonce = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+    try {
+      shm = std::make_unique<ShmAllReduce>(name_of(pid, nonce), 0, env_.world_size, true, timeout, slot_bytes);
+      id = torch::tensor({int64_t{1}, pid, nonce});
+    } catch (const std::exception& e) {
+      why = e.what();
+      local_failure = true;
+    }
+  }
+  pg_->broadcast(id);
+  // host read: CPU ranks only, once at the start (id, missing and unseen live on the host).
+  if (env_.rank != 0 && id[0].item<int64_t>() == 1) {
+    try {
+      shm = std::make_unique<ShmAllReduce>(name_of(id[1].item<int64_t>(), id[2].item<int64_t>()), env_.rank,
+                                           env_.world_size, false, timeout, slot_bytes);
+    } catch (const std::exception& e) {
+      why = e.what();
+      local_failure = true;
+    }
+  } else if (env_.rank != 0 && why.empty()) {
+    why = "rank 0 could not create the shared memory (its message says why)";
+  }
+  torch::Tensor missing = torch::tensor({shm ? int64_t{0} : int64_t{1}});
+  pg_->all_reduce(missing);  // every rank attached before any checks for the others' pids
+  // host read: on the host, once at the start.
+  if (missing.item<int64_t>() == 0) {
+    torch::Tensor unseen = torch::tensor({shm->peers_visible() ? int64_t{0} : int64_t{1}});
+    pg_->all_reduce(unseen);
+    if (unseen.item<int64_t>() == 0) {
+      shm->unlink();  // every rank has it mapped: nothing stays in /dev/shm after the run
+      return shm;
+    }
+    why = "the ranks' processes do not see each other (another PID namespace?)";
+  } else if (why.empty()) {
+    why = "another rank could not attach to the shared memory (its message says why)";
+  }
+  shm.reset();
+  if (required)
+    fail("rank ", env_.rank, " of ", env_.world_size, ": train.dist_backend=shm, but the ranks cannot sum through "
+         "shared memory: ", why, "; set train.dist_backend=auto or gloo");
+  if ((env_.rank == 0 && one_machine) || local_failure)
+    std::cerr << "note: rank " << env_.rank << " of " << env_.world_size
+              << ": the ranks sum through Gloo, not shared memory: " << why << "\n";
+  return nullptr;
+}
+
+void DataParallel::reduce(torch::Tensor& t) {
+  if (shm_ && !t.is_cuda()) shm_->all_reduce_sum(t);
+  else pg_->all_reduce(t);
+}
 
 void DataParallel::broadcast(torch::nn::Module& m) {
   torch::NoGradGuard no_grad;
@@ -209,7 +289,7 @@ void DataParallel::average_gradients(torch::nn::Module& m, int64_t bucket_bytes)
     std::vector<torch::Tensor> flat_in;
     for (size_t k = i; k < j; ++k) flat_in.push_back(grads[k].reshape({-1}));
     torch::Tensor flat = torch::cat(flat_in);
-    pg_->all_reduce(flat);
+    reduce(flat);
     flat.div_(env_.world_size);
     int64_t off = 0;
     for (size_t k = i; k < j; ++k) {
@@ -229,7 +309,7 @@ void DataParallel::all_reduce_sum(torch::Tensor& t) {
     t.copy_(d);  // host read: the stop flags, at report points only on GPUs (StopPolicy)
     return;
   }
-  pg_->all_reduce(t);
+  reduce(t);
 }
 
 void DataParallel::barrier() { pg_->barrier(); }

@@ -1,6 +1,8 @@
 // Multi-process data parallel over c10d: a TCPStore rendezvous and a process group: NCCL
 // for CUDA when LibTorch has it (USE_C10D_NCCL) and train.dist_backend allows, else Gloo (CPU,
-// and CUDA tensors through Gloo's host staging, which lets ranks share one GPU). Rank 0 broadcasts parameters and buffers; gradients are averaged
+// and CUDA tensors through Gloo's host staging, which lets ranks share one GPU). Ranks on one
+// machine's CPU sum through shared memory instead (gan/train/shm_all_reduce.h) where
+// train.dist_backend allows. Rank 0 broadcasts parameters and buffers; gradients are averaged
 // with all-reduce over flattened buckets.
 #pragma once
 #include <torch/torch.h>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "gan/config/config.h"
+#include "gan/train/shm_all_reduce.h"
 #include "layers/all_reduce_sum.h"
 
 namespace hamgan {
@@ -69,10 +72,18 @@ class DataParallel : public BatchReducer {
   // Sums `t` (dense, contiguous) in place over ranks; also the synchronised-BN reducer.
   void all_reduce_sum(torch::Tensor& t) override;
   void barrier();
+  // Whether the CPU all-reduces go through shared memory (else through the process group).
+  bool shared_memory() const { return shm_ != nullptr; }
 
  private:
+  // The all-reduce through shared memory, where every rank has it; else null, and an error
+  // naming why where `required` (train.dist_backend=shm). A collective.
+  std::unique_ptr<ShmAllReduce> open_shared_memory(bool required);
+  void reduce(torch::Tensor& t);
+
   DistEnv env_;
   std::unique_ptr<compat::ProcessGroup> pg_;
+  std::unique_ptr<ShmAllReduce> shm_;
 };
 
 }  // namespace hamgan
