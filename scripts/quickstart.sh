@@ -6,7 +6,7 @@
 # where the CPU has native bf16 (bf16 autocast; about 8 min on the slower of two 2-core AVX-512
 # BF16 EPYCs measured), 3,300 in fp32 elsewhere (about 20 min on its AVX2 machines, estimated).
 # Where they take less than the class's minutes (8 in bf16, 20 in fp32), the preset resumes
-# and trains on at the same rates for the rest of those minutes, up to 7,000 iterations: a
+# and trains on at the same rates for the rest of those minutes, up to 8,000 iterations: a
 # resumed run trains as an unbroken one, so the result is bit for bit what ITERATIONS=N gives for
 # the N reached. After a short warm-up the trainer prints its speed and when it will finish.
 #   ITERATIONS (default by CPU, as above, for the preset; another CONFIG's own

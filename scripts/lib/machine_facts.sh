@@ -54,13 +54,14 @@ quickstart_iterations() {
 # they take less (scripts/quickstart.sh; a faster CPU of the class): 8 minutes in bf16, what the
 # 5,000 iterations took on the slower of the two 2-core AVX-512 BF16 EPYCs measured, and 20 in
 # fp32, the estimate for 3,300 on a 2-core AVX2 CPU (docs/results/quickstart/variety/). The
-# top-up trains on at the same constant rates up to quickstart_fill_iterations, where every seed
-# measured reached the variety that the class's iterations fall short of. 0 (no top-up) where
+# top-up trains on at the same constant rates up to quickstart_fill_iterations: in bf16 every
+# seed measured on both EPYCs reached the variety that the class's iterations fall short of at
+# 7,500 and at 8,000 (and one seed at every checkpoint to 10,000). 0 (no top-up) where
 # the rates decay (the schedule would start again) or a train.iterations= or
 # train.time_limit_minutes= override sets a budget of its own; else FILL_MINUTES where set; else
 # 0 where ITERATIONS or MINUTES asks for a budget of its own, or for another config, which was
 # not measured for it.
-quickstart_fill_iterations=7000
+quickstart_fill_iterations=8000
 quickstart_fill_minutes() {
   local facts=$1 bin=$2 config=$3 preset kv
   shift 3
