@@ -70,8 +70,8 @@ ShmAllReduce::ShmAllReduce(const std::string& name, int rank, int world_size, bo
     : name_(name), rank_(rank), world_(world_size), creator_(create), linked_(create), timeout_(timeout),
       slot_bytes_(round_up(slot_bytes, 64)) {
   if (world_size < 1 || rank < 0 || rank >= world_size) fail("ShmAllReduce: rank ", rank, " of ", world_size);
-  const size_t header = round_up(64 + sizeof(RankState) * static_cast<size_t>(world_), 4096);
-  bytes_ = header + 2 * static_cast<size_t>(world_) * slot_bytes_;
+  data_offset_ = round_up(64 + sizeof(RankState) * static_cast<size_t>(world_), 4096);
+  bytes_ = data_offset_ + 2 * static_cast<size_t>(world_) * slot_bytes_;
   auto error = [&](const char* what) {
     const std::string reason = std::strerror(errno);
     return "shared memory " + name_ + " (" + std::to_string(bytes_) + " bytes, for the data-parallel all-reduce): " +
@@ -146,8 +146,7 @@ bool ShmAllReduce::peers_visible() const {
 }
 
 void* ShmAllReduce::slot(int set, int rank) const {
-  const size_t header = round_up(64 + sizeof(RankState) * static_cast<size_t>(world_), 4096);
-  return static_cast<char*>(base_) + header + (static_cast<size_t>(set) * world_ + rank) * slot_bytes_;
+  return static_cast<char*>(base_) + data_offset_ + (static_cast<size_t>(set) * world_ + rank) * slot_bytes_;
 }
 
 void ShmAllReduce::wait_for(int rank, uint64_t epoch) const {

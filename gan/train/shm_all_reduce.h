@@ -64,7 +64,7 @@ class ShmAllReduce {
   int rank_, world_;
   bool creator_, linked_;
   std::chrono::seconds timeout_;
-  size_t slot_bytes_, bytes_ = 0;
+  size_t slot_bytes_, data_offset_ = 0, bytes_ = 0;  // data_offset_: the header's page(s), then the slots
   void* base_ = nullptr;
   Header* header_ = nullptr;
   uint64_t epoch_ = 0;  // barriers passed

@@ -35,14 +35,12 @@
 
 namespace hamgan {
 
-namespace {
-// A checkpoint's name for rank r's state of generator `name` (rank 0's keeps the plain name).
-std::string rank_rng_name(const std::string& name, int rank) { return name + "_rank" + std::to_string(rank); }
-}  // namespace
-
 namespace fs = std::filesystem;
 
 namespace {
+// A checkpoint's name for rank r's state of generator `name` (rank 0's keeps the plain name).
+std::string rank_rng_name(const std::string& name, int rank) { return name + "_rank" + std::to_string(rank); }
+
 void set_requires_grad(torch::nn::Module& m, bool on) {
   for (auto& p : m.parameters()) p.requires_grad_(on);
 }
