@@ -17,7 +17,9 @@
 #   two-thread process for a model this small),
 #   CLASSIFIER (default ~/.cache/hamgan/classifier_<config>.pt; SCORE=0 skips scoring).
 # Running it again resumes an unfinished run from the newest checkpoint in OUT (a larger
-# ITERATIONS trains a finished one further).
+# ITERATIONS trains a finished one further). A preset run that ends short of 8,000 iterations,
+# where every seed measured varied within a class as the results page asks, says so and what
+# training on costs.
 # Then scores every checkpoint with a domain classifier (`hamgan fid --features`, 2,000 samples:
 # domain FID, class accuracy, and precision/recall and density/coverage in its features, so
 # variety shows beside fidelity, into OUT/scores.csv and OUT/scores.png); the classifier is trained once
@@ -70,6 +72,16 @@ if [ "${SCORE:-1}" != 0 ]; then
   ensure_classifier "$build/hamgan" "$config" "$clf"
   "$build/hamgan" fid --real "$("$build/hamgan" info --config "$config" --get data.path)" --run "$out" \
     --features "$clf" -n 2000 --metrics fid,precision,recall,density,coverage,class_acc
+fi
+
+# A run short of the iterations where the preset's variety was measured says so, and what
+# training on costs here (scripts/lib/machine_facts.sh).
+read -r spent reached < <(run_progress "$out")
+more=$(quickstart_variety_iterations "$config" "$reached")
+if [ -n "$more" ]; then
+  echo "quickstart: $reached iterations; at $more iterations every seed measured printed recall >= 0.5 and coverage >= 0.8" \
+    "(docs/results/quickstart/variety/README.md). The same command with ITERATIONS=$more trains this run on:" \
+    "about $(python3 -c "print(round(($more - $reached) * $spent / $reached / 60))") min more here."
 fi
 
 echo

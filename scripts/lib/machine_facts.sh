@@ -5,6 +5,7 @@
 #   quickstart_ranks "$facts"           # the ranks (NPROC) of scripts/quickstart.sh
 #   quickstart_iterations "$facts" BIN CONFIG   # the iterations it trains CONFIG for
 #   quickstart_fill_minutes "$facts" BIN CONFIG [KEY=VALUE...]   # the minutes they are topped up to
+#   quickstart_variety_iterations CONFIG REACHED   # the iterations to name after a shorter run
 # Parsed by python3's json module (the standard library only).
 
 machine_facts() {
@@ -19,6 +20,11 @@ if sys.argv[2] not in facts:
     sys.exit(f"machine facts: no key {sys.argv[2]!r} in `hamgan info --json` (keys: {sorted(facts)})")
 v = facts[sys.argv[2]]
 print("null" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$1" "$2"
+}
+
+# Whether CONFIG is the quickstart preset, by any path to it.
+quickstart_is_preset() {
+  [ "$(realpath "$1")" = "$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../configs/fmnist32_quickstart.yaml")" ]
 }
 
 # The quickstart's ranks: NPROC, else 2 data-parallel ranks of one thread, but at most one per
@@ -39,11 +45,10 @@ quickstart_ranks() {
 # not measured for the classes, so it trains its own iterations on both.
 quickstart_fp32_iterations=3300
 quickstart_iterations() {
-  local facts=$1 bin=$2 config=$3 preset
-  preset=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../configs/fmnist32_quickstart.yaml")
+  local facts=$1 bin=$2 config=$3
   if [ -n "${ITERATIONS:-}" ]; then
     echo "$ITERATIONS"
-  elif [ "$(realpath "$config")" = "$preset" ] && [ "$(fact "$facts" amp_auto_cpu)" != bf16 ]; then
+  elif quickstart_is_preset "$config" && [ "$(fact "$facts" amp_auto_cpu)" != bf16 ]; then
     echo "$quickstart_fp32_iterations"
   else
     "$bin" info --config "$config" --get train.iterations
@@ -63,9 +68,8 @@ quickstart_iterations() {
 # not measured for it.
 quickstart_fill_iterations=8000
 quickstart_fill_minutes() {
-  local facts=$1 bin=$2 config=$3 preset kv
+  local facts=$1 bin=$2 config=$3 kv
   shift 3
-  preset=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../configs/fmnist32_quickstart.yaml")
   for kv in "$@"; do
     case $kv in train.iterations=* | train.time_limit_minutes=*) echo 0; return ;; esac
   done
@@ -77,11 +81,22 @@ quickstart_fill_minutes() {
       return 1
     fi
     echo "$FILL_MINUTES"
-  elif [ -n "${ITERATIONS:-}" ] || [ -n "${MINUTES:-}" ] || [ "$(realpath "$config")" != "$preset" ]; then
+  elif [ -n "${ITERATIONS:-}" ] || [ -n "${MINUTES:-}" ] || ! quickstart_is_preset "$config"; then
     echo 0
   elif [ "$(fact "$facts" amp_auto_cpu)" = bf16 ]; then
     echo 8
   else
     echo 20
+  fi
+}
+
+# The iterations to name after a quickstart run of CONFIG that reached REACHED (> 0): for the
+# preset short of quickstart_fill_iterations (a slower CPU of its class, AVX2's 3,300, MINUTES),
+# those, at which every seed measured on both CPU classes printed recall >= 0.5 and coverage
+# >= 0.8 in the classifier's features (docs/results/quickstart/variety/); else nothing.
+quickstart_variety_iterations() {
+  local config=$1 reached=$2
+  if quickstart_is_preset "$config" && [ "$reached" -gt 0 ] && [ "$reached" -lt "$quickstart_fill_iterations" ]; then
+    echo "$quickstart_fill_iterations"
   fi
 }

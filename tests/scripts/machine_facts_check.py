@@ -10,7 +10,8 @@ prints something else entirely (no script decides by --version's prose) and ones
 say there is one GPU, or bf16 or fp32 on the CPU: the preset trains its own iterations in bf16
 and the fp32 budget in fp32, another config its own iterations on both. `quickstart_fill_minutes`
 tops the preset up to its class's minutes (8 in bf16, 20 in fp32) unless a budget of the user's
-own or a decaying rate says otherwise, and `run_progress` (scripts/lib/run_progress.sh) sums a
+own or a decaying rate says otherwise, `quickstart_variety_iterations` names the top-up's cap after
+a preset run short of it, and `run_progress` (scripts/lib/run_progress.sh) sums a
 run's training time over its invocations from a hand-written metrics.jsonl.
 Exits non-zero with the first failed check."""
 import json
@@ -173,6 +174,15 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = shell(f'facts=$(machine_facts "{garbage}"); quickstart_fill_minutes "$facts" "{binary}" "{preset}"',
                              FILL_MINUTES=bad)
         assert rc != 0 and not out and f"FILL_MINUTES='{bad}'" in err and "number >= 0" in err, (bad, rc, out, err)
+
+    # The iterations the quickstart names after a run short of them: the top-up's cap, for the
+    # preset alone (by any path), and only where the run trained some but fewer.
+    cap = re.search(r"^quickstart_fill_iterations=(\d+)$", open(lib).read(), re.M).group(1)
+    via = os.path.join(root, "configs/../configs/fmnist32_quickstart.yaml")
+    for config, reached, want in ((preset, 3300, cap), (via, int(cap) - 1, cap), (preset, int(cap), ""),
+                                  (preset, int(cap) + 500, ""), (preset, 0, ""), (other, 3300, "")):
+        rc, out, err = shell(f'quickstart_variety_iterations "{config}" {reached}')
+        assert rc == 0 and out == want, (config, reached, out, err, want)
 
     # A run's training time over its invocations: wall_s restarts with each one (the second
     # line's 0.5 after the first's 10.0, the fourth's 1.0 after 5.5), so 10.0 + 5.5 + 4.0.
