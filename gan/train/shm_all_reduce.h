@@ -53,8 +53,6 @@ class ShmAllReduce {
   void all_reduce_sum(torch::Tensor& t);
   void barrier();
 
-  const std::string& name() const { return name_; }
-
  private:
   struct Header;
   void* slot(int set, int rank) const;
