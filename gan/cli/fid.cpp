@@ -2,6 +2,7 @@
 // hamgan fid --real ref.npz|DIR|SRC --fake DIR [--metrics L | --all]
 // hamgan fid --real ref.npz|DIR|SRC --checkpoint CK [-n N] [--metrics L | --all]   (samples, no files written)
 // hamgan fid --real ref.npz|DIR|SRC --run DIR [-n N]                 (scores.csv + scores.png)
+// hamgan fid --real SRC --test-split [-n N] [--metrics L | --all]    (SRC's test images, as samples are scored)
 // The flags fill an evaluation request, which build_eval_spec makes the spec (gan/eval/eval_spec.h);
 // what each form does: gan/eval/evaluate.h.
 #include <utility>
@@ -87,7 +88,9 @@ int fid(int argc, char** argv) {
               "(hidden entries skipped)", cxxopts::value<std::string>())(
       "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/scores.csv (or an earlier DIR/fid.csv)",
       cxxopts::value<std::string>())(
-      "real-n", "with --checkpoint/--run: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
+      "test-split", "score the test split of the --real data source (-n of its images) against its training images, "
+                    "as --checkpoint scores samples: the figures real images reach in these features")(
+      "real-n", "with --checkpoint/--run/--test-split: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "every metric that the feature network and --real allow (all but cas); a metric named in "
@@ -96,14 +99,18 @@ int fid(int argc, char** argv) {
   const auto parsed = parse_or_help(o, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& r = *parsed;
-  // The form: exactly one of --fake, --checkpoint, --run.
+  // The form: exactly one of --fake, --checkpoint, --run, --test-split.
   const std::string fake = text(r, "fake"), checkpoint = text(r, "checkpoint"), run = text(r, "run");
-  if (text(r, "real").empty() || int(!fake.empty()) + int(!checkpoint.empty()) + int(!run.empty()) != 1)
-    fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK or --run DIR are required");
+  const bool test_split = r.count("test-split") > 0;
+  if (text(r, "real").empty() ||
+      int(!fake.empty()) + int(!checkpoint.empty()) + int(!run.empty()) + int(test_split) != 1)
+    fail("fid: --real (ref.npz, DIR or data source) and one of --fake DIR, --checkpoint CK, --run DIR or --test-split "
+         "are required");
   eval::EvalForm form;
   if (!fake.empty()) form = eval::ScoreFolder{fake};
   else if (!checkpoint.empty()) form = eval::ScoreCheckpoint{checkpoint};
-  else form = eval::ScoreRun{run};
+  else if (!run.empty()) form = eval::ScoreRun{run};
+  else form = eval::ScoreTestSplit{};
   eval::EvalRequest q = common_request(r, std::move(form));
   q.real.value = text(r, "real");
   q.real_n.value = r["real-n"].as<int64_t>();
@@ -111,7 +118,7 @@ int fid(int argc, char** argv) {
   q.metrics.value = r["metrics"].as<std::string>();
   q.all_metrics = r.count("all") > 0;
   q.quantize = r.count("no-quantize") == 0;
-  if (fake.empty()) q.sampler = sampler_options(r);  // --fake draws nothing: its flags unread
+  if (fake.empty() && !test_split) q.sampler = sampler_options(r);  // --fake and --test-split draw nothing: its flags unread
   const eval::EvalSpec spec = eval::build_eval_spec(q);
   set_threads(r);
   eval::evaluate(spec);

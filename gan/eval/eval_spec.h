@@ -27,11 +27,14 @@ struct ScoreRun {  // every unscored checkpoint of a run, into DIR/scores.csv an
 struct ScoreFolder {  // an image directory (`hamgan sample`'s layout or flat)
   std::string dir;
 };
+// The real data source's test split scored as samples are, against its training images: the
+// figures real images reach in these features, which a GAN's are read against.
+struct ScoreTestSplit {};
 struct MakeReference {  // reference statistics (.npz) of an image directory or a data source
   enum class From { ImageDir, DataSource } from = From::DataSource;
   std::string source, out;
 };
-using EvalForm = std::variant<ScoreCheckpoint, ScoreRun, ScoreFolder, MakeReference>;
+using EvalForm = std::variant<ScoreCheckpoint, ScoreRun, ScoreFolder, ScoreTestSplit, MakeReference>;
 
 // The flag or config key that set each setting, for messages (build_eval_spec fills them).
 struct EvalKeys {

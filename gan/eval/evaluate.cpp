@@ -68,6 +68,10 @@ MetricScope metric_scope(const EvalSpec& spec) {
   if (std::holds_alternative<ScoreFolder>(spec.form))
     s.no_samples_why = "the classification accuracy score trains a classifier on a checkpoint's samples under their "
                    "classes; --fake images are not drawn here. Use --checkpoint";
+  else if (std::holds_alternative<ScoreTestSplit>(spec.form))
+    s.no_samples_why = "the classification accuracy score trains a classifier on a checkpoint's samples; --test-split "
+                       "scores real images (`hamgan classifier train` gives a real-trained classifier's accuracy). Use "
+                       "--checkpoint";
   else if (const auto* run = std::get_if<ScoreRun>(&spec.form))
     s.no_samples_why = run->while_training
                            ? "trains a classifier per checkpoint (minutes each) and has no column in scores.csv; score "
@@ -87,6 +91,9 @@ void check_request(const EvalSpec& spec) {
   if (j.real_n > 0 && folder)
     fail("--real-n ", j.real_n, ": only with --checkpoint or --run; with --fake, -n chooses the images of both "
          "--real and --fake");
+  if (std::holds_alternative<ScoreTestSplit>(spec.form) && is_npz(j.real))
+    fail("--test-split: ", j.keys.real, " ", j.real, " holds statistics, not images; expected the data source whose test "
+         "split to score (Fashion-MNIST's directory with its t10k files, CIFAR-10's with test_batch.bin)");
   if (j.real_n > 0 && is_npz(j.real))
     fail("--real-n ", j.real_n, ": --real ", j.real, " holds statistics of images already counted (",
          "`fid stats -n` chose them); there are no real images to choose. Give --real as images or a data source, or "
@@ -382,6 +389,32 @@ void score_folder(const EvalSettings& j, const ScoreFolder& form) {
     std::cout << "class_acc: none (" << dir << " has no class subdirectories)\n";
 }
 
+// ScoreTestSplit: the source's test images scored as score_checkpoint scores n samples (the
+// same count, the same training images as reference), so that its figures stand beside a
+// checkpoint's.
+void score_test_split(const EvalSettings& j) {
+  const auto net = make_feature_net(j);
+  ReferenceOptions o = reference_options(j, j.n, nullptr, *net);
+  DataConfig dc;
+  dc.path = j.real;
+  dc.format = resolve_format(j.format, j.real);
+  std::shared_ptr<Dataset> test = open_test_split(dc, o.resolution, source_channels(o, dc.format));
+  if (!test)
+    fail("--test-split: ", j.keys.real, " ", j.real, " has no test split; expected Fashion-MNIST's directory with its "
+         "t10k-images/labels files, or CIFAR-10's with test_batch.bin");
+  if (j.n == 1) fail(j.keys.n, " 1: expected at least 2 test images to score (FID needs a covariance)");
+  const std::string name = j.real + " (test split)";
+  const auto t0 = std::chrono::steady_clock::now();
+  const metrics::Features fake = dataset_features(test, name, o, *net, wants_logits(*net, j.metrics));
+  std::cerr << name << ": " << fake.pool.size(0) << " images in " << std::fixed << std::setprecision(2)
+            << seconds_since(t0) << " s\n" << std::defaultfloat;
+  o.n = j.real_n > 0 ? j.real_n : fake.pool.size(0), o.at_most = j.real_n == 0;
+  const Reference ref = load_reference(j.real, o, *net);
+  const Score sc = score_features(fake, ref, *net, j.metrics);
+  std::cout << std::setprecision(6);
+  print_score(sc, std::cout);
+}
+
 }  // namespace
 
 namespace {
@@ -415,6 +448,7 @@ void evaluate(const EvalSpec& spec) {
         else if constexpr (std::is_same_v<F, ScoreCheckpoint>) score_checkpoint(scoring_settings(spec), form);
         else if constexpr (std::is_same_v<F, ScoreRun>) score_run_checkpoints(scoring_settings(spec), form);
         else if constexpr (std::is_same_v<F, ScoreFolder>) score_folder(scoring_settings(spec), form);
+        else if constexpr (std::is_same_v<F, ScoreTestSplit>) score_test_split(scoring_settings(spec));
         else static_assert(kNoRunner<F>, "an evaluation form that evaluate() does not run");
       },
       spec.form);

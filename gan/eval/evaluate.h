@@ -2,7 +2,8 @@
 //   MakeReference: reference statistics (.npz) of an image directory or data source;
 //   ScoreFolder: FID (and the other metrics asked) of an image directory against a reference;
 //   ScoreCheckpoint: of samples drawn on the fly; ScoreRun: of every unscored checkpoint of a
-//   run, into DIR/scores.csv and DIR/scores.png (gan/eval/score_table.h).
+//   run, into DIR/scores.csv and DIR/scores.png (gan/eval/score_table.h);
+//   ScoreTestSplit: of the reference source's own test images, as a checkpoint's samples are.
 // The in-training scorer (gan/eval/train_scorer.h) scores its run's checkpoints one at a time,
 // with the same feature network and reference (make_feature_net, reference_options).
 #pragma once
@@ -27,7 +28,7 @@ MetricScope metric_scope(const EvalSpec& spec);
 // (MetricScope), intra-class FID without classes, a real-image count with statistics or with a
 // folder, a folder with fewer than 2 images.
 void check_request(const EvalSpec& spec);
-// Checks the request, then runs it: prints scores (ScoreCheckpoint, ScoreFolder), writes
+// Checks the request, then runs it: prints scores (ScoreCheckpoint, ScoreFolder, ScoreTestSplit), writes
 // scores.csv/scores.png (ScoreRun) or the .npz (MakeReference).
 void evaluate(const EvalSpec& spec);
 

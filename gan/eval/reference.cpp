@@ -65,30 +65,39 @@ std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool a
   return out;
 }
 
+int64_t source_channels(const ReferenceOptions& opt, DataFormat format) {
+  return opt.channels > 0 ? opt.channels : (format == DataFormat::Fmnist ? 1 : 3);
+}
+
+metrics::Features dataset_features(std::shared_ptr<Dataset> data, const std::string& name, const ReferenceOptions& opt,
+                                   const metrics::FeatureNet& net, bool want_logits, std::string* described) {
+  const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
+  if (n > data->size()) fail("-n ", n, ": ", name, " has only ", data->size(), " images");
+  Subset subset = choose_subset(*data, n, opt.subset_seed);
+  if (n > 0 && n < data->size()) std::cerr << name << ": " << subset.description << "\n";
+  if (described) *described = subset.description;
+  auto labels = std::make_shared<std::vector<int64_t>>();
+  auto skipped = std::make_shared<int64_t>(0);
+  const int64_t size = data->size();
+  metrics::Features f = metrics::extract_features(
+      net, dataset_batches(std::move(data), std::move(subset.indices), net, opt.batch, opt.workers, labels, skipped),
+      want_logits);
+  f.labels = torch::tensor(*labels, torch::kLong);
+  if (*skipped > 0)
+    std::cerr << "warning: " << name << ": " << *skipped << " of " << (n > 0 ? n : size)
+              << " images could not be decoded and are left out (" << f.pool.size(0) << " images in the statistics)\n";
+  return f;
+}
+
 metrics::Features data_features(const std::string& path, const ReferenceOptions& opt,
                                 const metrics::FeatureNet& net, bool want_logits, std::string* described,
                                 int64_t* n_classes) {
   DataConfig dc;
   dc.path = path;
   dc.format = resolve_format(opt.format, path);
-  const int64_t channels = opt.channels > 0 ? opt.channels : (dc.format == DataFormat::Fmnist ? 1 : 3);
-  auto data = open_dataset(dc, opt.resolution, channels);
+  auto data = open_dataset(dc, opt.resolution, source_channels(opt, dc.format));
   if (n_classes) *n_classes = data->num_classes();
-  const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
-  if (n > data->size()) fail("-n ", n, ": ", path, " has only ", data->size(), " images");
-  Subset subset = choose_subset(*data, n, opt.subset_seed);
-  if (n > 0 && n < data->size()) std::cerr << path << ": " << subset.description << "\n";
-  if (described) *described = subset.description;
-  auto labels = std::make_shared<std::vector<int64_t>>();
-  auto skipped = std::make_shared<int64_t>(0);
-  metrics::Features f = metrics::extract_features(
-      net, dataset_batches(data, std::move(subset.indices), net, opt.batch, opt.workers, labels, skipped),
-      want_logits);
-  f.labels = torch::tensor(*labels, torch::kLong);
-  if (*skipped > 0)
-    std::cerr << "warning: " << path << ": " << *skipped << " of " << (n > 0 ? n : data->size())
-              << " images could not be decoded and are left out (" << f.pool.size(0) << " images in the statistics)\n";
-  return f;
+  return dataset_features(std::move(data), path, opt, net, want_logits, described);
 }
 
 Reference load_reference(const std::string& real, const ReferenceOptions& opt, const metrics::FeatureNet& net) {

@@ -1,10 +1,12 @@
 // The real side of FID/KID: reference statistics from a pytorch-fid .npz, or features of an
 // image directory or of a data source (then KID is possible too).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gan/config/config.h"
+#include "gan/data/dataset.h"
 #include "metrics/extract.h"
 #include "metrics/statistics.h"
 
@@ -46,6 +48,15 @@ void check_reference_fits(const Reference& ref, int64_t n_classes, int64_t chann
 // the choice is printed and described in `described`.
 std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool at_most, uint64_t seed,
                                        std::string* described = nullptr);
+// The channels a data source of `format` is read at: opt.channels, else 1 for Fashion-MNIST and
+// 3 for the rest.
+int64_t source_channels(const ReferenceOptions& opt, DataFormat format);
+// The features of an opened data set as data_features reads a source's (`name` in messages):
+// opt.n of its images (0: all; more is an error unless opt.at_most), class-balanced from
+// opt.subset_seed, with their labels.
+metrics::Features dataset_features(std::shared_ptr<Dataset> data, const std::string& name, const ReferenceOptions& opt,
+                                   const metrics::FeatureNet& net, bool want_logits = false,
+                                   std::string* described = nullptr);
 // With -n below the source's size the images are a class-balanced subset (gan/data/subset.h),
 // printed and described in `described`.
 // `n_classes` (when given) gets the source's number of classes.
