@@ -70,15 +70,8 @@ fi
 if [ "${SCORE:-1}" != 0 ]; then
   clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_$(basename "$config" .yaml).pt}
   ensure_classifier "$build/hamgan" "$config" "$clf"
-  data=$("$build/hamgan" info --config "$config" --get data.path)
-  scores=fid,precision,recall,density,coverage,class_acc
-  "$build/hamgan" fid --real "$data" --run "$out" --features "$clf" -n 2000 --metrics "$scores"
-  # The same scores of the data's own test images: the scale the samples' are read on (real
-  # images do not reach recall or coverage 1 either). A source without a test split (a folder)
-  # has none, said by the error above; the run and its scores stand.
-  echo "quickstart: the real test images, scored as the samples are (hamgan fid --test-split):"
-  "$build/hamgan" fid --real "$data" --test-split --features "$clf" -n 2000 --metrics "$scores" |
-    sed 's/^/  /' || echo "quickstart: no real test images' scores (the error above)"
+  "$build/hamgan" fid --real "$("$build/hamgan" info --config "$config" --get data.path)" --run "$out" \
+    --features "$clf" -n 2000 --metrics fid,precision,recall,density,coverage,class_acc
 fi
 
 # A run short of the iterations where the preset's variety was measured says so, and what
@@ -97,4 +90,5 @@ echo "  samples/samples_*.png   sample grids (one row per class, fixed z; EMA ge
 echo "  metrics.jsonl           losses, mean D outputs, learning rates, images/s per report"
 echo "  checkpoints/ckpt_*.pt   the last checkpoints (run the script again to resume)"
 [ "${SCORE:-1}" != 0 ] && echo "  scores.csv, scores.png  domain FID, class accuracy, precision/recall, density/coverage of every checkpoint (EMA generator)"
+[ -f "$out/real_scores.csv" ] && echo "  real_scores.csv         the same scores of 2,000 real test images: the line beside the samples' in scores.png"
 ls -1 "$out/samples" | tail -n 3 | sed "s|^|  latest: $out/samples/|"

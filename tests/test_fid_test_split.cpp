@@ -2,8 +2,9 @@
 // are. The oracle is the folder route that reads PNGs instead of IDX files: the same test and
 // training images written as class folders (28x28 padded with 2 black pixels to 32, as the
 // loader pads) and scored with `--fake` must give the same figures. Also: -n chooses a
-// class-balanced subset of the test split and as many training images, and a source without a
-// test split, an .npz or a second form is refused naming it.
+// class-balanced subset of the test split and as many training images; a source without a test
+// split, an .npz or a second form is refused naming it; `fid --run` keeps the same figures for
+// its sample count in DIR/real_scores.csv and draws them in scores.png.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -16,9 +17,16 @@
 #include <sstream>
 
 #include "gan/cli/commands.h"
+#include "gan/eval/score_table.h"
+#include "gan/eval/train_scorer.h"
+#include "gan/train/trainer.h"
+#include "io/decode.h"
 #include "io/png.h"
+#include "plot/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/tiny_checkpoint.h"
+#include "support/tiny_run.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -184,4 +192,79 @@ TEST(FidTestSplit, WhatHasNoTestSplitIsRefusedNamingIt) {
     fs::copy_file(s.fmnist + "/" + f, only_train + "/" + f);
   test::expect_names(test::fid_error({"--real", only_train, "--test-split", "--features", s.clf, "--threads", "1"}),
                      {"--real " + only_train, "has no test split"});
+}
+
+// `fid --run` on a data source with a test split writes the test images' figures for the run's
+// sample count into DIR/real_scores.csv (what --test-split prints for that count), once, and
+// scores.png draws them as a second line; a folder reference has no test split and no file.
+TEST(FidTestSplit, ARunScoredOnTheSourceGetsTheRealImagesFiguresAndLine) {
+  const Source& s = source();
+  const std::string run = fresh("run");
+  const std::string yaml =
+      "model: {resolution: 32, n_classes: 10, image_channels: 1}\n"
+      "generator: {ch: 4, z_dim: 8}\n"
+      "discriminator: {ch: 4}\n"
+      "train: {batch_size: 4, device: cpu, ema_standing_batches: 0}\n";
+  test::write_tiny_checkpoint(run + "/checkpoints/ckpt_000000010.pt", 10, true, 1, yaml);
+  const std::vector<std::string> score = {"--real", s.fmnist, "--run", run, "--features", s.clf, "-n", "20",
+                                          "--metrics", kMetrics, "--threads", "1"};
+  test::run_cli(cli::fid, "fid", score);
+  const std::vector<eval::ScoreRow> real = eval::read_score_table(eval::real_scores_csv(run));
+  ASSERT_EQ(real.size(), 1u);
+  const auto printed = scores_of(test::run_cli(
+      cli::fid, "fid",
+      {"--real", s.fmnist, "--test-split", "-n", "20", "--features", s.clf, "--metrics", kMetrics, "--threads", "1"}));
+  EXPECT_EQ(real[0].n, 20);
+  for (const char* m : {"fid", "precision", "recall", "density", "coverage", "class_acc"})
+    EXPECT_NEAR(real[0].value(m), printed.at(m), 1e-4 * std::abs(printed.at(m)) + 1e-6) << m;
+  // Beside the samples' line (tab10 blue), the real images' (tab10 orange) in scores.png.
+  const Image png = decode_image(eval::scores_png(run));
+  ASSERT_EQ(png.channels, 3);
+  const auto has = [&](std::array<uint8_t, 3> c) {
+    for (size_t i = 0; i + 2 < png.pixels.size(); i += 3)
+      if (png.pixels[i] == c[0] && png.pixels[i + 1] == c[1] && png.pixels[i + 2] == c[2]) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(plot::plot_palette()[0]));
+  EXPECT_TRUE(has(plot::plot_palette()[1])) << "no real-images line in " << eval::scores_png(run);
+  // A second checkpoint: the file is kept as it is, not scored again.
+  const auto written = fs::last_write_time(eval::real_scores_csv(run));
+  test::write_tiny_checkpoint(run + "/checkpoints/ckpt_000000020.pt", 20, true, 2, yaml);
+  test::run_cli(cli::fid, "fid", score);
+  EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
+  EXPECT_EQ(fs::last_write_time(eval::real_scores_csv(run)), written);
+  // Against a folder of images there is no test split: no file, one line.
+  const std::string folder_run = fresh("folder_run");
+  test::write_tiny_checkpoint(folder_run + "/checkpoints/ckpt_000000010.pt", 10, true, 1, yaml);
+  test::run_cli(cli::fid, "fid",
+                {"--real", s.train_png, "--run", folder_run, "--features", s.clf, "-n", "20", "--metrics", kMetrics,
+                 "--threads", "1"});
+  EXPECT_EQ(eval::read_run_scores(folder_run).size(), 1u);
+  EXPECT_FALSE(fs::exists(eval::real_scores_csv(folder_run)));
+}
+
+// The scorer in training keeps the same file: a tiny run of the source's 10 classes scored every
+// 2 iterations against the source gets DIR/real_scores.csv, equal to what `fid --test-split`
+// prints for its eval.n.
+TEST(FidTestSplit, TheScorerInTrainingKeepsTheRealImagesFiguresToo) {
+  const Source& s = source();
+  const std::string run = fresh("trained");
+  const Config cfg = test::tiny("model.n_classes=10 model.image_channels=1 train.iterations=2 train.checkpoint_every=100 "
+                                "train.sample_every=0 eval.every=2 eval.n=20 eval.metrics=" + std::string(kMetrics) +
+                                " eval.features=" + s.clf + " eval.real=" + s.fmnist);
+  std::ostringstream sink;
+  TrainOptions opt;
+  opt.out_dir = run;
+  opt.out = &sink;
+  opt.eval = eval::make_train_scorer(cfg, run);
+  train(cfg, opt, test::synthetic(cfg));
+  EXPECT_EQ(eval::read_run_scores(run).size(), 1u);
+  const std::vector<eval::ScoreRow> real = eval::read_score_table(eval::real_scores_csv(run));
+  ASSERT_EQ(real.size(), 1u) << sink.str();
+  const auto printed = scores_of(test::run_cli(
+      cli::fid, "fid",
+      {"--real", s.fmnist, "--test-split", "-n", "20", "--features", s.clf, "--metrics", kMetrics, "--threads", "1"}));
+  for (const char* m : {"fid", "precision", "recall", "density", "coverage", "class_acc"})
+    EXPECT_NEAR(real[0].value(m), printed.at(m), 1e-4 * std::abs(printed.at(m)) + 1e-6) << m;
+  EXPECT_NE(sink.str().find("real test images: fid"), std::string::npos) << sink.str();
 }

@@ -19,6 +19,7 @@
 #include "gan/data/subset.h"
 #include "gan/data/test_split.h"
 #include "gan/eval/cas.h"
+#include "gan/eval/real_scores.h"
 #include "gan/eval/reference.h"
 #include "gan/eval/score.h"
 #include "gan/eval/score_run.h"
@@ -328,6 +329,9 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   ro.metrics = j.metrics;
   for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
   ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{form, j}));
+  // The data's own test images in the same features, drawn beside the samples in scores.png.
+  if (!is_npz(j.real)) ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, ref, *net,
+                                          ro.metrics, std::cerr);
   std::vector<std::string> damaged;
   const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
   std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";
@@ -393,24 +397,19 @@ void score_folder(const EvalSettings& j, const ScoreFolder& form) {
 // same count, the same training images as reference), so that its figures stand beside a
 // checkpoint's.
 void score_test_split(const EvalSettings& j) {
+  if (j.n == 1) fail(j.keys.n, " 1: expected at least 2 test images to score (FID needs a covariance)");
   const auto net = make_feature_net(j);
   ReferenceOptions o = reference_options(j, j.n, nullptr, *net);
-  DataConfig dc;
-  dc.path = j.real;
-  dc.format = resolve_format(j.format, j.real);
-  std::shared_ptr<Dataset> test = open_test_split(dc, o.resolution, source_channels(o, dc.format));
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::optional<metrics::Features> test = test_split_features(j.real, o, *net, wants_logits(*net, j.metrics));
   if (!test)
     fail("--test-split: ", j.keys.real, " ", j.real, " has no test split; expected Fashion-MNIST's directory with its "
          "t10k-images/labels files, or CIFAR-10's with test_batch.bin");
-  if (j.n == 1) fail(j.keys.n, " 1: expected at least 2 test images to score (FID needs a covariance)");
-  const std::string name = j.real + " (test split)";
-  const auto t0 = std::chrono::steady_clock::now();
-  const metrics::Features fake = dataset_features(test, name, o, *net, wants_logits(*net, j.metrics));
-  std::cerr << name << ": " << fake.pool.size(0) << " images in " << std::fixed << std::setprecision(2)
+  std::cerr << j.real << " (test split): " << test->pool.size(0) << " images in " << std::fixed << std::setprecision(2)
             << seconds_since(t0) << " s\n" << std::defaultfloat;
-  o.n = j.real_n > 0 ? j.real_n : fake.pool.size(0), o.at_most = j.real_n == 0;
+  o.n = j.real_n > 0 ? j.real_n : test->pool.size(0), o.at_most = j.real_n == 0;
   const Reference ref = load_reference(j.real, o, *net);
-  const Score sc = score_features(fake, ref, *net, j.metrics);
+  const Score sc = score_features(*test, ref, *net, j.metrics);
   std::cout << std::setprecision(6);
   print_score(sc, std::cout);
 }

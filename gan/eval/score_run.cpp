@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
+#include "gan/eval/real_scores.h"
 #include "io/dir_lock.h"
 #include "io/output_path.h"
 #include "io/png.h"
@@ -58,6 +59,9 @@ void plot_run(const std::string& run_dir) {
   if (rows.empty()) return;
   std::vector<double> xs;
   for (const auto& r : rows) xs.push_back(static_cast<double>(r.iteration));
+  // The real test images' figures in the same features, a flat line beside the samples' where
+  // there are some (gan/eval/real_scores.h).
+  const std::optional<ScoreRow> real = real_scores_of(run_dir, rows.back().net, rows.back().n);
   plot::PlotStyle st;
   std::vector<torch::Tensor> panels;
   for (const auto& name : metrics::table_metric_names()) {  // a panel per metric with a finite value
@@ -67,7 +71,12 @@ void plot_run(const std::string& run_dir) {
     st.y_label = name;
     std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
     if (name == "fid" && !rows.back().net.empty()) st.y_label += " (DOMAIN FEATURES)";
-    panels.push_back(plot::line_plot(xs, ys, st));
+    if (real && std::isfinite(real->value(name)))
+      panels.push_back(plot::line_plot(
+          xs, {plot::Series{"samples", ys}, plot::Series{"real test images", std::vector<double>(xs.size(), real->value(name))}},
+          st));
+    else
+      panels.push_back(plot::line_plot(xs, ys, st));
   }
   if (!panels.empty()) write_png(scores_png(run_dir), plot::stack_panels(panels));
 }

@@ -29,6 +29,7 @@ std::string score_table_header() { return "iteration,n,seconds,features," + join
 std::string scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "scores.csv").string(); }
 std::string legacy_scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "fid.csv").string(); }
 std::string scores_png(const std::string& run_dir) { return (fs::path(run_dir) / "scores.png").string(); }
+std::string real_scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "real_scores.csv").string(); }
 
 std::string run_score_table(const std::string& run_dir) {
   std::error_code ec;
@@ -180,6 +181,10 @@ void ready_table(const std::string& run_dir) {
 }
 
 }  // namespace
+
+void write_score_table(const std::string& path, const std::vector<ScoreRow>& rows) {
+  io::write_file_atomically(path, table_text(rows));
+}
 
 void append_run_score(const std::string& run_dir, const ScoreRow& r) {
   ready_table(run_dir);

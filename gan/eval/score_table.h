@@ -34,6 +34,9 @@ std::string scores_csv(const std::string& run_dir);
 std::string legacy_scores_csv(const std::string& run_dir);  // DIR/fid.csv
 // DIR/scores.png, the plot of the table (gan/eval/score_run.h).
 std::string scores_png(const std::string& run_dir);
+// DIR/real_scores.csv: the data's own test images scored in the table's features, one row in
+// the table's format (gan/eval/real_scores.h).
+std::string real_scores_csv(const std::string& run_dir);
 // The table a run's scores are read from: scores.csv, else an earlier fid.csv, else scores.csv
 // (absent: no rows).
 std::string run_score_table(const std::string& run_dir);
@@ -50,6 +53,8 @@ std::set<int64_t> scored_iterations(const std::vector<ScoreRow>& rows);
 // rows have one iteration (a stale row, a hand edit, two scorers): which of them is the
 // checkpoint's score cannot be told, and either could silently become the best.
 void sort_one_row_per_iteration(std::vector<ScoreRow>& rows, const std::string& path);
+// Writes `rows` as table `path` (atomically: the old file or the new one, never a mix).
+void write_score_table(const std::string& path, const std::vector<ScoreRow>& rows);
 // Appends one row to DIR/scores.csv (see above for a run with only fid.csv, or another header).
 void append_run_score(const std::string& run_dir, const ScoreRow& row);
 // Rewrites DIR/scores.csv (atomically) without its rows of `iteration`, as before a row of a

@@ -18,6 +18,7 @@
 #include "core/rng_scope.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/eval/evaluate.h"
+#include "gan/eval/real_scores.h"
 #include "gan/eval/score_run.h"
 #include "gan/train/distributed.h"
 #include "gan/train/tensorboard_log.h"
@@ -89,6 +90,7 @@ class TrainScorer {
     ro.at_most = true;
     if (ro.channels == 0) ro.channels = cfg.model.image_channels;  // a data source read as the GAN's images
     ref_ = load_reference(j.real, ro, *net_);
+    if (!is_npz(j.real)) real_ = j.real, real_options_ = ro;
     // The training data is what the GAN learns, converted to its channels; another reference must
     // already be of its kind.
     if (!ec.real.empty() && !same_file(ec.real, cfg.data.path))
@@ -121,6 +123,18 @@ class TrainScorer {
       }
     }
     const RngScope rng(opt_.sampler.device, kScoringSeed);
+    if (!real_.empty()) {  // once: the real test images' scores, as `fid --run` keeps them
+      std::ostringstream log;
+      try {
+        ensure_real_scores(opt_.run_dir, real_, real_options_, opt_.n, ref_, *net_, opt_.metrics, log);
+      } catch (const Error& e) {  // a line in scores.png is not worth stopping training for
+        log << "real test images' scores skipped: " << e.what() << "\n";
+      }
+      real_.clear();
+      std::string line = log.str();
+      while (!line.empty() && line.back() == '\n') line.pop_back();
+      if (say && !line.empty()) say("eval: " + line);
+    }
     if (!filled_gaps_) {  // once: eval points an earlier session wrote but never scored (killed, failed)
       filled_gaps_ = true;
       const std::set<int64_t> scored = scored_iterations(read_run_scores(opt_.run_dir));
@@ -200,6 +214,8 @@ class TrainScorer {
   Config cfg_;
   std::map<int64_t, FileId> before_;  // by iteration: the checkpoints present when training started
   bool filled_gaps_ = false;
+  std::string real_;              // the data source whose test split is still to be scored ("" once done, or none)
+  ReferenceOptions real_options_;
   std::optional<io::DirLock> lock_;
   std::unique_ptr<metrics::FeatureNet> net_;
   Reference ref_;
