@@ -2,9 +2,10 @@
 // checkpoints' samples are (the same feature network, metrics and training images as
 // reference, as many test images as samples), one row in DIR/real_scores.csv (the score
 // table's format, iteration 0), which DIR/scores.png draws beside the samples' line in every
-// panel. Real images do not reach recall or coverage 1 either (Kynkaanniemi et al. 2019 and
-// Naeem et al. 2020 score real against real for the same reason); beside their line a run's
-// figures read as what they are.
+// panel. Real images do not reach recall or coverage 1 either: for two samples of one
+// distribution a real image's k nearest others, among N - 1 reals and M fakes, are all real with
+// probability C(N-1, k) / C(N+M-1, k), so coverage (Naeem et al. 2020, k 5) expects
+// 1 - 2^-5 = 0.97 at N = M. Beside their line a run's figures read as what they are.
 #pragma once
 #include <optional>
 #include <ostream>
