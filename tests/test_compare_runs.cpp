@@ -91,6 +91,37 @@ TEST(CompareRuns, SummaryRankingAndFigure) {
           << "panel " << panel << " series " << k;
 }
 
+// Runs whose real_scores.csv rows agree (one data source, network and count) get the real test
+// images' line in every panel of a metric it has, in the colour after theirs; one run without
+// the file, or another row, and the line is not drawn: it would belong to only some runs.
+TEST(CompareRuns, TheRealImagesLineWhereEveryRunHasTheSame) {
+  const std::string root = fresh("real_line");
+  const std::string a = make_run(root + "/a", {{{500, 100, 0.5}}, {{1000, 80, 0.6}}}, "clf-1", {10});
+  const std::string b = make_run(root + "/b", {{{500, 120, 0.4}}, {{1000, 70, 0.8}}}, "clf-1", {10});
+  eval::ScoreRow real;
+  real.iteration = 0, real.n = 1000, real.seconds = 1, real.net = "clf-1";
+  real.values = {{"fid", 2}, {"class_acc", 0.9}, {"precision", 0.88}, {"recall", 0.88}, {"density", 1}, {"coverage", 0.97}};
+  eval::write_score_table(eval::real_scores_csv(a), {real});
+  const auto orange_per_panel = [&](const std::string& out) {
+    test::run_cli(cli::compare, "compare", {"--run", a, "--run", b, "--out", out});
+    const torch::Tensor img = to_tensor(decode_image(out + ".png"));
+    std::vector<int64_t> n;
+    for (int64_t p = 0; p < img.size(1) / 440; ++p)
+      n.push_back(count_colour(img, p * 440, p * 440 + 440, plot::plot_palette()[2]));
+    return n;
+  };
+  for (const int64_t n : orange_per_panel(root + "/only_a")) EXPECT_EQ(n, 0) << "a line only run a has";
+  real.values["recall"] = 0.87;
+  eval::write_score_table(eval::real_scores_csv(b), {real});
+  for (const int64_t n : orange_per_panel(root + "/differ")) EXPECT_EQ(n, 0) << "two different real rows";
+  real.values["recall"] = 0.88;
+  eval::write_score_table(eval::real_scores_csv(b), {real});
+  const std::vector<int64_t> both = orange_per_panel(root + "/both");
+  ASSERT_EQ(both.size(), 7u);  // fid, class_acc, precision, recall, density, coverage, ifid
+  for (size_t p = 0; p < 6; ++p) EXPECT_GT(both[p], 50) << "panel " << p;
+  EXPECT_EQ(both[6], 0) << "ifid: the real row has none";
+}
+
 // Runs without class accuracy (Inception) get no class_acc panel; img/s is empty without a log.
 TEST(CompareRuns, InceptionRunsWithoutLog) {
   const std::string root = fresh("inception");

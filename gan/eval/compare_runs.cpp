@@ -7,10 +7,12 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "gan/eval/real_scores.h"
 #include "gan/eval/score_table.h"
 #include "gan/train/train_stats_plot.h"
 #include "io/atomic_file.h"
@@ -130,6 +132,20 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
     if (any) drawn.push_back(k);
   }
   if (drawn.empty()) fail("compare: no run has a finite FID; nothing to draw or rank");
+  // The real test images' figures where every drawn run has the same ones (one data source,
+  // feature network and count: gan/eval/real_scores.h), a flat line beside the runs'; with ten
+  // runs the palette has no colour left for it.
+  std::optional<ScoreRow> real;
+  for (size_t k : drawn) {
+    const ScoreRow& last = by_run[k].rbegin()->second;
+    const std::optional<ScoreRow> r = real_scores_of(run_dirs[k], last.net, last.n);
+    if (!r || (real && (r->net != real->net || r->n != real->n || r->values != real->values))) {
+      real.reset();
+      break;
+    }
+    real = r;
+  }
+  if (drawn.size() >= plot::plot_palette().size()) real.reset();
   plot::PlotStyle st;
   st.width = 800, st.height = 440;
   std::vector<torch::Tensor> panels;
@@ -146,6 +162,8 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
       }
       series.push_back(f);
     }
+    if (real && std::isfinite(real->value(name)))
+      series.push_back(plot::Series{"real test images", std::vector<double>(xs.size(), real->value(name))});
     st.y_label = name;
     std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
     if (name == "fid" && !runs[0].features.empty()) st.y_label += " (DOMAIN FEATURES)";
