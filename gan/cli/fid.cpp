@@ -90,7 +90,8 @@ int fid(int argc, char** argv) {
       cxxopts::value<std::string>())(
       "test-split", "score the test split of the --real data source (-n of its images) against its training images, "
                     "as --checkpoint scores samples: the figures real images reach in these features")(
-      "real-n", "with --checkpoint/--run/--test-split: the first N real images of a directory or data source (0: as many as -n, or all if fewer)",
+      "real-n", "with --checkpoint/--run/--test-split: N real images of a directory or data source, class-balanced "
+                "(0: as many as -n, or all if fewer)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "no-quantize", "score samples in float instead of the 8-bit images `hamgan sample` writes")(
       "all", "every metric that the feature network and --real allow (all but cas); a metric named in "
