@@ -303,13 +303,34 @@ void score_checkpoint(const EvalSettings& j, const ScoreCheckpoint& form) {
 }
 
 // ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
+// A run scored before it had real_scores.csv gets its row, at the table's count and for the
+// table's metrics, when the reference source has a test split.
+void add_real_scores(const EvalSettings& j, const std::string& dir, const metrics::FeatureNet& net) {
+  const std::vector<ScoreRow> rows = read_run_scores(dir);
+  if (rows.empty() || is_npz(j.real) || real_scores_of(dir, net.identity(), rows.back().n)) return;
+  if (!has_test_split(j.real, j.format)) return;
+  std::ostringstream ignored;  // only its config is read
+  const std::optional<CheckpointData> ck = load_latest_checkpoint(dir + "/checkpoints", ignored, j.sampler.device);
+  if (!ck) return;
+  MetricSet m;
+  for (const auto& [name, v] : rows.back().values)
+    if (std::isfinite(v)) m.add(name);
+  const int64_t n = rows.back().n;
+  const Reference ref = samples_reference(j, n, ck->config, net);
+  ensure_real_scores(dir, j.real, reference_options(j, n, &ck->config, net), n, ref, net, m, std::cerr);
+}
+
 void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   const std::string& dir = form.dir;
   check_sample_count(j);
   const bool all_scored = unscored_checkpoints(dir).empty();
   if (run_checkpoints(dir).empty()) fail("--run ", dir, ": no checkpoints in its checkpoints/ directory");
-  if (all_scored) {  // no need for the net
-    if (!j.features.empty()) check_run_net(dir, make_feature_net(j)->identity());
+  if (all_scored) {  // no samples to draw: a domain classifier only to check the table's network
+    if (!j.features.empty()) {
+      const auto net = make_feature_net(j);
+      check_run_net(dir, net->identity());
+      add_real_scores(j, dir, *net);
+    }
     plot_run(dir);
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(dir) << "\n";
     return;

@@ -19,6 +19,13 @@ std::optional<metrics::Features> test_split_features(const std::string& source, 
   return dataset_features(std::move(test), source + " (test split)", o, net, want_logits);
 }
 
+bool has_test_split(const std::string& source, DataFormat format) {
+  DataConfig dc;
+  dc.path = source;
+  dc.format = resolve_format(format, source);
+  return open_test_split(dc, 32, source_channels(ReferenceOptions{}, dc.format)) != nullptr;
+}
+
 std::optional<ScoreRow> real_scores_of(const std::string& run_dir, const std::string& net, int64_t n) {
   for (const ScoreRow& r : read_score_table(real_scores_csv(run_dir)))
     if (r.net == net && r.n <= n) return r;  // a table holds one n (check_run_n)

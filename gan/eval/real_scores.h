@@ -25,6 +25,9 @@ namespace hamgan::eval {
 std::optional<metrics::Features> test_split_features(const std::string& source, const ReferenceOptions& o,
                                                      const metrics::FeatureNet& net, bool want_logits);
 
+// Whether data source `source` (read as `format`) has a test split.
+bool has_test_split(const std::string& source, DataFormat format);
+
 // DIR/real_scores.csv for a run scored with n samples against `ref` from data source `source`:
 // kept when it holds a row of this feature network and count, else computed and written
 // (with a line on `log`). Nothing when the source has no test split. A file that does not read
