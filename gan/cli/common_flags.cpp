@@ -155,8 +155,6 @@ int64_t channels_of(const cxxopts::ParseResult& r) {
   return c;
 }
 
-int64_t default_channels(DataFormat resolved_format) { return resolved_format == DataFormat::Fmnist ? 1 : 3; }
-
 void add_features_option(cxxopts::Options& o) {
   o.add_options()("features",
                   "domain classifier (`hamgan classifier train --out`), as eval.features: FID in its features instead "

@@ -68,10 +68,10 @@ inline constexpr int64_t kDefaultResolution = 32;
 void add_resolution_option(cxxopts::Options& o);
 int64_t resolution_of(const cxxopts::ParseResult& r, int64_t fallback);
 // --channels: 1 or 3, as model.image_channels (default 0: the config's, classifier's or
-// checkpoint's, else 1 for fmnist and 3 otherwise; default_channels does the last step).
+// checkpoint's, else 1 for fmnist and 3 otherwise; default_channels of gan/data/sources.h does
+// the last step).
 void add_channels_option(cxxopts::Options& o);
 int64_t channels_of(const cxxopts::ParseResult& r);
-int64_t default_channels(DataFormat resolved_format);
 
 // The evaluation flags, as the eval: keys: --features (eval.features), --real (eval.real),
 // --metrics (eval.metrics; its help lists the metric registry).

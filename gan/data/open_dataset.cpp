@@ -29,6 +29,8 @@ DataFormat resolve_format(DataFormat format, const std::string& path) {
   return format == DataFormat::Auto ? detect_format(path) : format;
 }
 
+int64_t default_channels(DataFormat resolved_format) { return resolved_format == DataFormat::Fmnist ? 1 : 3; }
+
 std::shared_ptr<Dataset> open_dataset(const DataConfig& data, int64_t resolution,
                                       int64_t channels) {
   if (resolution < 8 || resolution > 1024)

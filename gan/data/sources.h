@@ -26,5 +26,8 @@ std::shared_ptr<Dataset> open_packed(const std::string& file, int64_t resolution
 DataFormat detect_format(const std::string& path);
 // `format` itself, or (Auto) detected from `path`.
 DataFormat resolve_format(DataFormat format, const std::string& path);
+// The channels a source of (resolved) `format` is read at unless asked otherwise: 1 for
+// Fashion-MNIST, which is gray, 3 for the rest.
+int64_t default_channels(DataFormat resolved_format);
 
 }  // namespace hamgan

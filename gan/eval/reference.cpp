@@ -66,7 +66,7 @@ std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool a
 }
 
 int64_t source_channels(const ReferenceOptions& opt, DataFormat format) {
-  return opt.channels > 0 ? opt.channels : (format == DataFormat::Fmnist ? 1 : 3);
+  return opt.channels > 0 ? opt.channels : default_channels(format);
 }
 
 metrics::Features dataset_features(std::shared_ptr<Dataset> data, const std::string& name, const ReferenceOptions& opt,
