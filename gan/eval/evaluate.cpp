@@ -302,13 +302,12 @@ void score_checkpoint(const EvalSettings& j, const ScoreCheckpoint& form) {
   print_score(sc, std::cout);
 }
 
-// ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
 // A run scored before it had real_scores.csv gets its row, at the table's count and for the
 // table's metrics, when the reference source has a test split.
 void add_real_scores(const EvalSettings& j, const std::string& dir, const metrics::FeatureNet& net) {
   const std::vector<ScoreRow> rows = read_run_scores(dir);
+  // Before a checkpoint is read: a run that has its row is only replotted.
   if (rows.empty() || is_npz(j.real) || real_scores_of(dir, net.identity(), rows.back().n)) return;
-  if (!has_test_split(j.real, j.format)) return;
   std::ostringstream ignored;  // only its config is read
   const std::optional<CheckpointData> ck = load_latest_checkpoint(dir + "/checkpoints", ignored, j.sampler.device);
   if (!ck) return;
@@ -316,10 +315,11 @@ void add_real_scores(const EvalSettings& j, const std::string& dir, const metric
   for (const auto& [name, v] : rows.back().values)
     if (std::isfinite(v)) m.add(name);
   const int64_t n = rows.back().n;
-  const Reference ref = samples_reference(j, n, ck->config, net);
-  ensure_real_scores(dir, j.real, reference_options(j, n, &ck->config, net), n, ref, net, m, std::cerr);
+  ensure_real_scores(dir, j.real, reference_options(j, n, &ck->config, net), n,
+                     [&] { return samples_reference(j, n, ck->config, net); }, net, m, std::cerr);
 }
 
+// ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
 void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   const std::string& dir = form.dir;
   check_sample_count(j);
@@ -351,8 +351,9 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
   ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{form, j}));
   // The data's own test images in the same features, drawn beside the samples in scores.png.
-  if (!is_npz(j.real)) ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, ref, *net,
-                                          ro.metrics, std::cerr);
+  if (!is_npz(j.real))
+    ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, [&] { return ref; }, *net,
+                       ro.metrics, std::cerr);
   std::vector<std::string> damaged;
   const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
   std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";

@@ -19,13 +19,6 @@ std::optional<metrics::Features> test_split_features(const std::string& source, 
   return dataset_features(std::move(test), source + " (test split)", o, net, want_logits);
 }
 
-bool has_test_split(const std::string& source, DataFormat format) {
-  DataConfig dc;
-  dc.path = source;
-  dc.format = resolve_format(format, source);
-  return open_test_split(dc, 32, source_channels(ReferenceOptions{}, dc.format)) != nullptr;
-}
-
 std::optional<ScoreRow> real_scores_of(const std::string& run_dir, const std::string& net, int64_t n) {
   for (const ScoreRow& r : read_score_table(real_scores_csv(run_dir)))
     if (r.net == net && r.n <= n) return r;  // a table holds one n (check_run_n)
@@ -33,13 +26,14 @@ std::optional<ScoreRow> real_scores_of(const std::string& run_dir, const std::st
 }
 
 void ensure_real_scores(const std::string& run_dir, const std::string& source, ReferenceOptions o, int64_t n,
-                        const Reference& ref, const metrics::FeatureNet& net, const MetricSet& m, std::ostream& log) {
+                        const std::function<Reference()>& reference, const metrics::FeatureNet& net,
+                        const MetricSet& m, std::ostream& log) {
   if (real_scores_of(run_dir, net.identity(), n)) return;
   const auto t0 = std::chrono::steady_clock::now();
   o.n = n, o.at_most = true;
   const std::optional<metrics::Features> test = test_split_features(source, o, net, wants_logits(net, m));
   if (!test) return;
-  const Score sc = score_features(*test, ref, net, m);
+  const Score sc = score_features(*test, reference(), net, m);
   ScoreRow row;
   row.iteration = 0, row.n = sc.n, row.net = net.identity();
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

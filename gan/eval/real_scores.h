@@ -7,6 +7,7 @@
 // probability C(N-1, k) / C(N+M-1, k), so coverage (Naeem et al. 2020, k 5) expects
 // 1 - 2^-5 = 0.97 at N = M. Beside their line a run's figures read as what they are.
 #pragma once
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,15 +26,14 @@ namespace hamgan::eval {
 std::optional<metrics::Features> test_split_features(const std::string& source, const ReferenceOptions& o,
                                                      const metrics::FeatureNet& net, bool want_logits);
 
-// Whether data source `source` (read as `format`) has a test split.
-bool has_test_split(const std::string& source, DataFormat format);
-
-// DIR/real_scores.csv for a run scored with n samples against `ref` from data source `source`:
-// kept when it holds a row of this feature network and count, else computed and written
-// (with a line on `log`). Nothing when the source has no test split. A file that does not read
-// as a score table is an error naming it.
+// DIR/real_scores.csv for a run scored with n samples against the reference that `reference`
+// gives (the run's, made only when needed) from data source `source`: kept when it holds a row
+// of this feature network and count, else computed and written (with a line on `log`). Nothing
+// when the source has no test split. A file that does not read as a score table is an error
+// naming it.
 void ensure_real_scores(const std::string& run_dir, const std::string& source, ReferenceOptions o, int64_t n,
-                        const Reference& ref, const metrics::FeatureNet& net, const MetricSet& m, std::ostream& log);
+                        const std::function<Reference()>& reference, const metrics::FeatureNet& net,
+                        const MetricSet& m, std::ostream& log);
 
 // The row of DIR/real_scores.csv scored in feature network `net` for a table of `n` samples (with
 // n test images, or all of a smaller split), if there is one.

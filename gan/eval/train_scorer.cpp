@@ -126,7 +126,8 @@ class TrainScorer {
     if (!real_.empty()) {  // once: the real test images' scores, as `fid --run` keeps them
       std::ostringstream log;
       try {
-        ensure_real_scores(opt_.run_dir, real_, real_options_, opt_.n, ref_, *net_, opt_.metrics, log);
+        ensure_real_scores(opt_.run_dir, real_, real_options_, opt_.n, [this] { return ref_; }, *net_, opt_.metrics,
+                           log);
       } catch (const Error& e) {  // a line in scores.png is not worth stopping training for
         log << "real test images' scores skipped: " << e.what() << "\n";
       }
