@@ -91,4 +91,5 @@ echo "  metrics.jsonl           losses, mean D outputs, learning rates, images/s
 echo "  checkpoints/ckpt_*.pt   the last checkpoints (run the script again to resume)"
 [ "${SCORE:-1}" != 0 ] && echo "  scores.csv, scores.png  domain FID, class accuracy, precision/recall, density/coverage of every checkpoint (EMA generator)"
 [ -f "$out/real_scores.csv" ] && echo "  real_scores.csv         the same scores of 2,000 real test images: the line beside the samples' in scores.png"
+[ -d "$out/tensorboard" ] && echo "  tensorboard/            the losses, scores, real test images' line and grids for \`tensorboard --logdir $out\`"
 ls -1 "$out/samples" | tail -n 3 | sed "s|^|  latest: $out/samples/|"

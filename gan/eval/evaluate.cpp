@@ -317,6 +317,8 @@ void add_real_scores(const EvalSettings& j, const std::string& dir, const metric
   const int64_t n = rows.back().n;
   ensure_real_scores(dir, j.real, reference_options(j, n, &ck->config, net), n,
                      [&] { return samples_reference(j, n, ck->config, net); }, net, m, std::cerr);
+  ScoreEvents events(dir);  // the real line beside the scores TensorBoard already shows
+  for (const ScoreRow& r : rows) add_events(events, r, std::cerr, /*real_only=*/true);
 }
 
 // ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
@@ -350,12 +352,17 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   ro.metrics = j.metrics;
   for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
   ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{form, j}));
-  // The data's own test images in the same features, drawn beside the samples in scores.png.
+  // The data's own test images in the same features, drawn beside the samples in scores.png and
+  // in TensorBoard's view; a row new here gets its line at the iterations scored before too.
+  const bool had_real = real_scores_of(dir, net->identity(), ro.n).has_value();
   if (!is_npz(j.real))
     ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, [&] { return ref; }, *net,
                        ro.metrics, std::cerr);
+  ScoreEvents events(dir);
+  if (!had_real)
+    for (const ScoreRow& r : read_run_scores(dir)) add_events(events, r, std::cerr, /*real_only=*/true);
   std::vector<std::string> damaged;
-  const auto rows = score_run(ro, ref, *net, std::cerr, &damaged);
+  const auto rows = score_run(ro, ref, *net, std::cerr, &damaged, &events);
   std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";
   if (!damaged.empty()) {
     std::string list;

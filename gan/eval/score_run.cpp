@@ -108,8 +108,20 @@ ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunS
   return row;
 }
 
+void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log, bool real_only) {
+  try {
+    if (real_only)
+      events.add_real(row);
+    else
+      events.add(row);
+  } catch (const Error& e) {  // the row stands in scores.csv; TensorBoard's view is a copy
+    log << "warning: iteration " << row.iteration << ": not added to TensorBoard's view: " << e.what() << "\n"
+        << std::flush;
+  }
+}
+
 std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref, const metrics::FeatureNet& net,
-                                std::ostream& log, std::vector<std::string>* damaged) {
+                                std::ostream& log, std::vector<std::string>* damaged, ScoreEvents* events) {
   const std::string csv = scores_csv(opt.run_dir);
   // One scorer per run at a time: two would each append every row. Training's own
   // lock is another file, so a run can be scored while it trains.
@@ -137,6 +149,7 @@ std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref
       continue;
     }
     added.push_back(score_checkpoint(*c, iteration, opt, ref, net, log, &said));
+    if (events) add_events(*events, added.back(), log);
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);

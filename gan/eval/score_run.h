@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gan/eval/score_events.h"
 #include "gan/eval/score_table.h"
 #include "gan/eval/score.h"
 
@@ -29,10 +30,14 @@ std::vector<std::pair<int64_t, std::string>> run_checkpoints(const std::string& 
 std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::string& run_dir);
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
 // A checkpoint that does not load is reported on `log`, added to `damaged` and skipped; the
-// others are still scored.
+// others are still scored. With `events`, each row goes to the run's TensorBoard view as it is
+// written.
 std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                     const metrics::FeatureNet& net, std::ostream& log,
-                                    std::vector<std::string>* damaged = nullptr);
+                                    std::vector<std::string>* damaged = nullptr, ScoreEvents* events = nullptr);
+// events.add(row) (events.add_real(row) when `real_only`), an error in it a warning on `log`:
+// the row already stands in scores.csv.
+void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log, bool real_only = false);
 // One checkpoint of the run (already loaded) scored, its row appended to DIR/scores.csv, scores.png
 // redrawn, a line on `log`; the row. score_run's step and the in-training scorer's. With
 // `said`, the score's notes (why KID has no spread) not yet in it go to `log` and into it.

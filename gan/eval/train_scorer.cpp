@@ -19,6 +19,7 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/eval/evaluate.h"
 #include "gan/eval/real_scores.h"
+#include "gan/eval/score_events.h"
 #include "gan/eval/score_run.h"
 #include "gan/train/distributed.h"
 #include "gan/train/tensorboard_log.h"
@@ -171,9 +172,13 @@ class TrainScorer {
     std::ostringstream log;
     const ScoreRow r = score_checkpoint(c, iteration, opt_, ref_, *net_, log);
     if (TensorBoardLog* tb = active_tensorboard_log()) {  // scores.csv's metric columns as eval/<metric>
-      std::vector<std::pair<std::string, double>> scalars;
-      for (const auto& name : metrics::table_metric_names()) scalars.emplace_back("eval/" + name, r.value(name));
-      tb->scalars(iteration, scalars);
+      tb->scalars(iteration, score_scalars(r));
+      if (!events_) events_.emplace(opt_.run_dir);  // the real images' line, from the first score on
+      try {
+        events_->add_real(r);
+      } catch (const Error& e) {  // a line in TensorBoard is not worth stopping training for
+        if (say) say(std::string("eval: the real test images' line in TensorBoard skipped: ") + e.what());
+      }
     }
     std::string line = log.str();
     while (!line.empty() && line.back() == '\n') line.pop_back();
@@ -218,6 +223,7 @@ class TrainScorer {
   std::string real_;              // the data source whose test split is still to be scored ("" once done, or none)
   ReferenceOptions real_options_;
   std::optional<io::DirLock> lock_;
+  std::optional<ScoreEvents> events_;  // where training writes its TensorBoard view
   std::unique_ptr<metrics::FeatureNet> net_;
   Reference ref_;
   RunScoreOptions opt_;

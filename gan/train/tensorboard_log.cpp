@@ -10,13 +10,18 @@ namespace {
 thread_local TensorBoardLog* active = nullptr;
 }  // namespace
 
-TensorBoardLog::TensorBoardLog(std::string run_dir, bool enabled) : dir_(std::move(run_dir)), on_(enabled) {}
+TensorBoardLog::TensorBoardLog(std::string run_dir, bool enabled, std::string sub)
+    : dir_(run_dir + "/tensorboard" + (sub.empty() ? "" : "/" + sub)), on_(enabled) {}
 
 void TensorBoardLog::start(int64_t first_step) {
-  if (!on_) return;
-  writer_ = std::make_unique<io::TfEventsWriter>(dir_ + "/tensorboard");
+  open();
+  if (!writer_) return;
   writer_->session_start(first_step);
   writer_->flush();
+}
+
+void TensorBoardLog::open() {
+  if (on_) writer_ = std::make_unique<io::TfEventsWriter>(dir_);
 }
 
 void TensorBoardLog::train_stats(const TrainStats& m) {

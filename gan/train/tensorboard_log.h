@@ -1,7 +1,8 @@
 // TensorBoard's view of a training run (train.tensorboard): <run>/tensorboard/ holds one events
 // file per session of the run, on one step axis, the iteration: every metrics.jsonl scalar as
 // train/<key> (flushed with each report), the sample grids as the image `samples`, and what a
-// hook called from the loop adds (the in-training scorer's eval/<metric>). Only the lead rank
+// hook called from the loop adds (the in-training scorer's eval/<metric>; the real test images'
+// line beside them goes to tensorboard/real_test, gan/eval/score_events.h). Only the lead rank
 // writes. `tensorboard --logdir runs/` shows every run under runs/.
 //
 // A resumed session starts at the iteration after its checkpoint; what a killed session wrote
@@ -23,10 +24,13 @@ namespace hamgan {
 
 class TensorBoardLog {
  public:
-  // Writes nothing (every call returns at once) unless `enabled`.
-  TensorBoardLog(std::string run_dir, bool enabled);
+  // Writes nothing (every call returns at once) unless `enabled`. Events go to run_dir/tensorboard,
+  // or with `sub` to its folder of that name, which TensorBoard shows as a run of its own.
+  TensorBoardLog(std::string run_dir, bool enabled, std::string sub = "");
   // The session's new events file, from `first_step` on (the iteration after the resumed one).
   void start(int64_t first_step);
+  // A new events file without the restart marker: its steps add to the earlier files'.
+  void open();
   // metrics.jsonl's row as train/<key> scalars at m.iteration; flushed.
   void train_stats(const TrainStats& m);
   // Scalars under their own tags at `step`; non-finite values are left out. Flushed.
@@ -36,7 +40,7 @@ class TensorBoardLog {
   bool enabled() const { return writer_ != nullptr; }
 
  private:
-  const std::string dir_;
+  const std::string dir_;  // the events folder
   const bool on_;
   std::unique_ptr<io::TfEventsWriter> writer_;
 };

@@ -12,7 +12,13 @@ its server uses) must then show, on one step axis:
 - every score of the run's table (scores.csv, gan/eval/score_table.h) as eval/<column> at the
   row's iteration, within one float32 ulp plus half a unit of the last digit the table prints;
 - every sample grid PNG as the image `samples` at its iteration: decodable, of the grid's size
-  and pixel for pixel the grid file on disk (written last by the resumed session).
+  and pixel for pixel the grid file on disk (written last by the resumed session);
+- in the run tensorboard/real_test, the real test images' row (real_scores.csv) under the same
+  eval/<column> tags at every scored iteration, once each: the flat line beside the samples'.
+
+Then a run trained without scoring, scored by `hamgan fid --run` (a process of its own), trained
+on and scored again, and its real_scores.csv made anew: the same eval/<column> series in
+TensorBoard's view of the run and the same real line, each iteration once.
 
 The interpreter must have the tensorboard package: a missing one is a failure, never a skip.
 
@@ -64,6 +70,105 @@ def rows(path):
 
 def f32_close(got, want, half_unit):
     return abs(float(got) - want) <= half_unit + float(np.spacing(np.float32(abs(want))))
+
+
+def read_table(path):
+    """A score table (gan/eval/score_table.h): header, rows."""
+    csv = [line.rstrip("\n").split(",") for line in open(path)]
+    return csv[0], csv[1:]
+
+
+def check_series(acc, tags, header, body, where):
+    """Each metric column of the table's rows as eval/<column> at the rows' iterations, in order,
+    once each, within one float32 ulp plus half a unit of the last digit the table prints; no
+    eval/ tag the table has no column for. Returns the values compared."""
+    score_cols = [c for c in header if c not in ("iteration", "n", "seconds", "features")]
+    n = 0
+    for c in score_cols:
+        want = {int(r[0]): r[header.index(c)] for r in body}
+        want = {it: v for it, v in want.items() if v not in ("", "nan") and np.isfinite(float(v))}
+        got = acc.Scalars("eval/" + c) if "eval/" + c in tags["scalars"] else []
+        check([e.step for e in got] == sorted(want),
+              f"{where} eval/{c}: TensorBoard's steps {[e.step for e in got]} != {sorted(want)}")
+        for e in got:
+            v = want[e.step]
+            half = 0.5 * 10.0 ** decimal.Decimal(v).as_tuple().exponent  # of the last digit printed
+            check(f32_close(e.value, float(v), half), f"{where} eval/{c} at {e.step}: TensorBoard {e.value}, table {v}")
+            n += 1
+    extra = {t for t in tags["scalars"] if t.startswith("eval/")} - {"eval/" + c for c in score_cols}
+    check(not extra, f"{where}: TensorBoard has scores {sorted(extra)} that the table has no column for")
+    return n
+
+
+def check_scores(run, tb, acc):
+    """scores.csv's rows in the run's events (acc), and real_scores.csv's row in
+    tb/real_test at every scored iteration. Returns the scored iterations and the values compared."""
+    header, body = read_table(os.path.join(run, "scores.csv"))
+    scored = sorted(int(r[0]) for r in body)
+    n = check_series(acc, acc.Tags(), header, body, "scores.csv")
+    real_csv = os.path.join(run, "real_scores.csv")
+    check(os.path.exists(real_csv), f"no {real_csv}: the data source's test split was not scored")
+    rh, rb = read_table(real_csv)
+    check(len(rb) == 1, f"{real_csv}: expected one row, got {len(rb)}")
+    line = [[str(it)] + rb[0][1:] for it in scored]  # the real row at every scored iteration
+    check(os.path.isdir(os.path.join(tb, "real_test")), f"no {tb}/real_test: the real line is missing")
+    real = event_accumulator.EventAccumulator(os.path.join(tb, "real_test"),
+                                              size_guidance={event_accumulator.SCALARS: 0})
+    real.Reload()
+    n += check_series(real, real.Tags(), rh, line, "real_test")
+    return scored, n
+
+
+def score_run_by_fid(src, binary, work, clf, env):
+    """A run trained with no scorer, then scored, trained on and scored again by `hamgan fid
+    --run`; then its real_scores.csv made anew by a `fid --run` that has nothing left to score,
+    once beside its real line and once without it."""
+    run = os.path.join(work, "run_fid")
+    cfg = os.path.join(src, "configs", "fmnist32_quickstart.yaml")
+    data = subprocess.run([binary, "info", "--config", cfg, "--get", "data.path"], check=True, env=env,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+
+    def train(iterations):
+        subprocess.run([binary, "train", "-c", cfg, "--out", run, "--threads", "1", "--workers", "1",
+                        f"train.iterations={iterations}", "train.log_every=5", "train.sample_every=0",
+                        "train.checkpoint_every=10", "train.ema_start=5"],
+                       check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+    def fid():
+        out = subprocess.run([binary, "fid", "--real", data, "--run", run, "--features", clf, "-n", "20",
+                              "--metrics", "fid,recall,coverage,class_acc"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        check(out.returncode == 0, f"fid --run failed (exit {out.returncode}):\n{out.stdout[-3000:]}")
+
+    def series(want):
+        tb = os.path.join(run, "tensorboard")
+        acc = event_accumulator.EventAccumulator(tb, size_guidance={event_accumulator.SCALARS: 0})
+        acc.Reload()
+        scored, n = check_scores(run, tb, acc)
+        check(scored == want, f"fid --run: scored {scored}, expected {want}")
+        # fid's events leave training's standing: every metrics.jsonl row once.
+        its = [int(r["iteration"][0]) for r in rows(os.path.join(run, "metrics.jsonl"))]
+        steps = [e.step for e in acc.Scalars("train/d_loss")]
+        check(steps == its, f"fid --run: train/d_loss's steps {steps} != metrics.jsonl's {its}")
+        return n
+
+    def forget_real_line():  # as a run scored before the real line existed
+        os.remove(os.path.join(run, "real_scores.csv"))
+        shutil.rmtree(os.path.join(run, "tensorboard", "real_test"))
+
+    train(20)
+    fid()
+    series([10, 20])
+    train(30)  # a new session (its restart marker at 21) keeps the scores of 10 and 20
+    forget_real_line()
+    fid()  # scores 30, and draws the real line at 10 and 20 too
+    series([10, 20, 30])
+    os.remove(os.path.join(run, "real_scores.csv"))
+    fid()  # every checkpoint scored: only the real row, and its line over 10, 20 and 30 again
+    series([10, 20, 30])
+    forget_real_line()
+    fid()
+    return series([10, 20, 30])
 
 
 def main():
@@ -144,28 +249,8 @@ def main():
             n_values += 1
 
     # Scores: the table holds one row per scored iteration (resumed sessions replace or fill).
-    table = os.path.join(run, "scores.csv")
-    if not os.path.exists(table):
-        table = os.path.join(run, "fid.csv")  # the table's earlier name
-    csv = [line.rstrip("\n").split(",") for line in open(table)]
-    header, body = csv[0], csv[1:]
-    scored = sorted(int(r[0]) for r in body)
-    check(len(scored) >= 3, f"expected scores at 15, 30 and 40 in {table}, got {scored}")
-    score_cols = [c for c in header if c not in ("iteration", "n", "seconds", "features")]
-    n_scores = 0
-    for c in score_cols:
-        want = {int(r[0]): r[header.index(c)] for r in body}
-        want = {it: v for it, v in want.items() if v not in ("", "nan") and np.isfinite(float(v))}
-        got = acc.Scalars("eval/" + c) if "eval/" + c in tags["scalars"] else []
-        check([e.step for e in got] == sorted(want),
-              f"eval/{c}: TensorBoard's steps {[e.step for e in got]} != {table}'s {sorted(want)}")
-        for e in got:
-            v = want[e.step]
-            half = 0.5 * 10.0 ** decimal.Decimal(v).as_tuple().exponent  # of the last digit printed
-            check(f32_close(e.value, float(v), half), f"eval/{c} at {e.step}: TensorBoard {e.value}, {table} {v}")
-            n_scores += 1
-    extra = {t for t in tags["scalars"] if t.startswith("eval/")} - {"eval/" + c for c in score_cols}
-    check(not extra, f"TensorBoard has scores {sorted(extra)} that {table} has no column for")
+    scored, n_scores = check_scores(run, tb, acc)
+    check(len(scored) >= 3, f"expected scores at 15, 30 and 40, got {scored}")
     check(n_scores >= 3 * 2, f"expected at least fid and class accuracy at 3 iterations, got {n_scores} values")
 
     # Sample grids: the grid files on disk, each written last by the session TensorBoard shows.
@@ -189,9 +274,11 @@ def main():
         steps = [e.step for e in pacc.Tensors("train/" + k)]
         check(steps == its, f"plugin accumulator train/{k}: steps {steps} != {its}")
 
+    n_fid = score_run_by_fid(src, binary, work, clf, env)
+
     print(f"tensorboard_reader: ok: killed at row {session1[-1]['iteration'][0]}, resumed from {resumed}; "
           f"{len(keys)} train scalars x {len(its)} steps ({n_values} values), {n_scores} scores at {scored}, "
-          f"{len(imgs)} grids at {sorted(grids)}")
+          f"{len(imgs)} grids at {sorted(grids)}; fid --run's scores and real line: {n_fid} values")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,43 @@
+// A run's scores in TensorBoard, beside training's train/<key> scalars (gan/train/tensorboard_log.h):
+// each scored checkpoint's row as eval/<metric> at its iteration in DIR/tensorboard, and the real
+// test images' row of DIR/real_scores.csv (gan/eval/real_scores.h) under the same tags at the same
+// iterations in DIR/tensorboard/real_test. TensorBoard takes that folder for a run of its own and
+// draws it in every eval chart beside the samples' curve, as a flat line: the scale the curve is
+// read on (real images reach recall 0.88 and coverage 0.97, not 1).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gan/eval/score_table.h"
+#include "gan/train/tensorboard_log.h"
+
+namespace hamgan::eval {
+
+// The row's metric columns as eval/<metric> (the score table's order); non-finite ones too,
+// which TensorBoardLog leaves out.
+std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row);
+
+// Writes only to a run that has a TensorBoard view (DIR/tensorboard/ exists: train.tensorboard),
+// each kind of line to a new events file at its first call. The samples' file carries no restart
+// marker, so training's markers still decide which of its steps stand (a resumed session drops
+// the scores of the checkpoints it trains again); the real line's file starts with one at its
+// first step, so that a point written again (its checkpoint rescored) replaces the earlier one.
+// Errors name the file.
+class ScoreEvents {
+ public:
+  explicit ScoreEvents(std::string run_dir);
+  // The row's scores (hamgan fid --run: the training loop writes its own scorer's) and the real
+  // images' point at its iteration.
+  void add(const ScoreRow& row);
+  // Only the real images' figures at the row's iteration, where DIR/real_scores.csv has the
+  // row's network and count.
+  void add_real(const ScoreRow& row);
+
+ private:
+  const std::string run_dir_;
+  const bool view_;
+  TensorBoardLog samples_, real_;
+};
+
+}  // namespace hamgan::eval
