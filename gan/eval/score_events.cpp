@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "core/error.h"
 #include "gan/eval/real_scores.h"
 #include "metrics/metric.h"
 
@@ -23,23 +24,35 @@ bool has_view(const std::string& run_dir) {
 
 ScoreEvents::ScoreEvents(std::string run_dir)
     : run_dir_(std::move(run_dir)),
-      view_(has_view(run_dir_)),
-      samples_(run_dir_, view_),
-      real_(run_dir_, view_, "real_test") {}
+      samples_ok_(has_view(run_dir_)),
+      real_ok_(samples_ok_),
+      samples_(run_dir_, samples_ok_),
+      real_(run_dir_, real_ok_, "real_test") {}
 
 void ScoreEvents::add(const ScoreRow& row) {
-  if (!view_) return;
-  if (!samples_.enabled()) samples_.open();
-  samples_.scalars(row.iteration, score_scalars(row));
+  if (samples_ok_) {
+    try {
+      if (!samples_.enabled()) samples_.open();
+      samples_.scalars(row.iteration, score_scalars(row));
+    } catch (const Error&) {
+      samples_ok_ = false;  // one error per file, not one per row
+      throw;
+    }
+  }
   add_real(row);
 }
 
 void ScoreEvents::add_real(const ScoreRow& row) {
-  if (!view_) return;
+  if (!real_ok_) return;
   const std::optional<ScoreRow> real = real_scores_of(run_dir_, row.net, row.n);
   if (!real) return;
-  if (!real_.enabled()) real_.start(row.iteration);
-  real_.scalars(row.iteration, score_scalars(*real));
+  try {
+    if (!real_.enabled()) real_.start(row.iteration);
+    real_.scalars(row.iteration, score_scalars(*real));
+  } catch (const Error&) {
+    real_ok_ = false;
+    throw;
+  }
 }
 
 }  // namespace hamgan::eval

@@ -23,7 +23,7 @@ std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row);
 // marker, so training's markers still decide which of its steps stand (a resumed session drops
 // the scores of the checkpoints it trains again); the real line's file starts with one at its
 // first step, so that a point written again (its checkpoint rescored) replaces the earlier one.
-// Errors name the file.
+// Errors name the file; after one, nothing more goes to that file's line.
 class ScoreEvents {
  public:
   explicit ScoreEvents(std::string run_dir);
@@ -36,7 +36,7 @@ class ScoreEvents {
 
  private:
   const std::string run_dir_;
-  const bool view_;
+  bool samples_ok_, real_ok_;  // DIR/tensorboard/ exists, and writing that line has not failed
   TensorBoardLog samples_, real_;
 };
 
