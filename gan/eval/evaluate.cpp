@@ -317,8 +317,6 @@ void add_real_scores(const EvalSettings& j, const std::string& dir, const metric
   const int64_t n = rows.back().n;
   ensure_real_scores(dir, j.real, reference_options(j, n, &ck->config, net), n,
                      [&] { return samples_reference(j, n, ck->config, net); }, net, m, std::cerr);
-  ScoreEvents events(dir);  // the real line beside the scores TensorBoard already shows
-  for (const ScoreRow& r : rows) add_events(events, r, std::cerr, /*real_only=*/true);
 }
 
 // ScoreRun: every checkpoint of the run without a row, into scores.csv and scores.png.
@@ -333,6 +331,8 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
       check_run_net(dir, net->identity());
       add_real_scores(j, dir, *net);
     }
+    ScoreEvents events(dir);  // what TensorBoard's view of the run lacks
+    add_missing_events(events, read_run_scores(dir), std::cerr);
     plot_run(dir);
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(dir) << "\n";
     return;
@@ -353,14 +353,12 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
   for (const char* m : {"is", "kid"}) ro.metrics.add(m);  // a run's table always has IS (Inception) and KID where possible
   ro.metrics = possible_metrics(ro.metrics, metric_scope(EvalSpec{form, j}));
   // The data's own test images in the same features, drawn beside the samples in scores.png and
-  // in TensorBoard's view; a row new here gets its line at the iterations scored before too.
-  const bool had_real = real_scores_of(dir, net->identity(), ro.n).has_value();
+  // in TensorBoard's view.
   if (!is_npz(j.real))
     ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, [&] { return ref; }, *net,
                        ro.metrics, std::cerr);
-  ScoreEvents events(dir);
-  if (!had_real)
-    for (const ScoreRow& r : read_run_scores(dir)) add_events(events, r, std::cerr, /*real_only=*/true);
+  ScoreEvents events(dir);  // the view gets the rows scored before that it lacks, then each new one
+  add_missing_events(events, read_run_scores(dir), std::cerr);
   std::vector<std::string> damaged;
   const auto rows = score_run(ro, ref, *net, std::cerr, &damaged, &events);
   std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";

@@ -1,10 +1,10 @@
 #include "gan/eval/score_events.h"
 
 #include <filesystem>
-#include <optional>
 
 #include "core/error.h"
 #include "gan/eval/real_scores.h"
+#include "io/tfevents_reader.h"
 #include "metrics/metric.h"
 
 namespace hamgan::eval {
@@ -16,9 +16,11 @@ std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row) {
 }
 
 namespace {
+std::string view_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "tensorboard").string(); }
+
 bool has_view(const std::string& run_dir) {
   std::error_code ec;
-  return std::filesystem::is_directory(std::filesystem::path(run_dir) / "tensorboard", ec);
+  return std::filesystem::is_directory(view_dir(run_dir), ec);
 }
 }  // namespace
 
@@ -29,16 +31,19 @@ ScoreEvents::ScoreEvents(std::string run_dir)
       samples_(run_dir_, samples_ok_),
       real_(run_dir_, real_ok_, "real_test") {}
 
-void ScoreEvents::add(const ScoreRow& row) {
-  if (samples_ok_) {
-    try {
-      if (!samples_.enabled()) samples_.open();
-      samples_.scalars(row.iteration, score_scalars(row));
-    } catch (const Error&) {
-      samples_ok_ = false;  // one error per file, not one per row
-      throw;
-    }
+void ScoreEvents::write_row(const ScoreRow& row) {
+  if (!samples_ok_) return;
+  try {
+    if (!samples_.enabled()) samples_.open();
+    samples_.scalars(row.iteration, score_scalars(row));
+  } catch (const Error&) {
+    samples_ok_ = false;  // one error per file, not one per row
+    throw;
   }
+}
+
+void ScoreEvents::add(const ScoreRow& row) {
+  write_row(row);
   add_real(row);
 }
 
@@ -47,11 +52,28 @@ void ScoreEvents::add_real(const ScoreRow& row) {
   const std::optional<ScoreRow> real = real_scores_of(run_dir_, row.net, row.n);
   if (!real) return;
   try {
-    if (!real_.enabled()) real_.start(row.iteration);
+    if (!real_steps_) real_steps_ = io::tagged_steps(view_dir(run_dir_) + "/real_test", "eval/");
+    if (!real_steps_->insert(row.iteration).second) return;
+    if (!real_.enabled()) real_.open();
     real_.scalars(row.iteration, score_scalars(*real));
   } catch (const Error&) {
     real_ok_ = false;
     throw;
+  }
+}
+
+void ScoreEvents::add_missing(const std::vector<ScoreRow>& rows) {
+  if (!samples_ok_) return;
+  std::set<int64_t> have;
+  try {
+    have = io::tagged_steps(view_dir(run_dir_), "eval/");
+  } catch (const Error&) {
+    samples_ok_ = false;
+    throw;
+  }
+  for (const ScoreRow& r : rows) {
+    if (!have.count(r.iteration)) write_row(r);
+    add_real(r);
   }
 }
 

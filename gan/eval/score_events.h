@@ -5,6 +5,9 @@
 // draws it in every eval chart beside the samples' curve, as a flat line: the scale the curve is
 // read on (real images reach recall 0.88 and coverage 0.97, not 1).
 #pragma once
+#include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,25 +22,30 @@ namespace hamgan::eval {
 std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row);
 
 // Writes only to a run that has a TensorBoard view (DIR/tensorboard/ exists: train.tensorboard),
-// each kind of line to a new events file at its first call. The samples' file carries no restart
-// marker, so training's markers still decide which of its steps stand (a resumed session drops
-// the scores of the checkpoints it trains again); the real line's file starts with one at its
-// first step, so that a point written again (its checkpoint rescored) replaces the earlier one.
+// each line to a new events file at its first call, without a restart marker: training's markers
+// still decide which of the samples' steps stand (a resumed session drops the scores of the
+// checkpoints it trains again). The real line gets each step once: its figures at a step never
+// change (the table's network and count fix the test images scored).
 // Errors name the file; after one, nothing more goes to that file's line.
 class ScoreEvents {
  public:
   explicit ScoreEvents(std::string run_dir);
-  // The row's scores (hamgan fid --run: the training loop writes its own scorer's) and the real
-  // images' point at its iteration.
+  // A row just scored (hamgan fid --run: the training loop writes its own scorer's rows), and the
+  // real images' point at its iteration.
   void add(const ScoreRow& row);
-  // Only the real images' figures at the row's iteration, where DIR/real_scores.csv has the
-  // row's network and count.
+  // Only the real images' point at the row's iteration, where DIR/real_scores.csv has the row's
+  // network and count and the line has no point there yet.
   void add_real(const ScoreRow& row);
+  // Rows scored before (the table's) that the view lacks: those of a run scored before scores went
+  // to TensorBoard, or before it had real_scores.csv.
+  void add_missing(const std::vector<ScoreRow>& rows);
 
  private:
+  void write_row(const ScoreRow& row);
   const std::string run_dir_;
   bool samples_ok_, real_ok_;  // DIR/tensorboard/ exists, and writing that line has not failed
   TensorBoardLog samples_, real_;
+  std::optional<std::set<int64_t>> real_steps_;  // the real line's steps, read at its first point
 };
 
 }  // namespace hamgan::eval

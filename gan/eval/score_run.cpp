@@ -108,14 +108,20 @@ ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunS
   return row;
 }
 
-void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log, bool real_only) {
+void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log) {
   try {
-    if (real_only)
-      events.add_real(row);
-    else
-      events.add(row);
+    events.add(row);
   } catch (const Error& e) {  // the row stands in scores.csv; TensorBoard's view is a copy
     log << "warning: iteration " << row.iteration << ": not added to TensorBoard's view: " << e.what() << "\n"
+        << std::flush;
+  }
+}
+
+void add_missing_events(ScoreEvents& events, const std::vector<ScoreRow>& rows, std::ostream& log) {
+  try {
+    events.add_missing(rows);
+  } catch (const Error& e) {
+    log << "warning: the scores scored before were not added to TensorBoard's view: " << e.what() << "\n"
         << std::flush;
   }
 }

@@ -14,11 +14,11 @@ its server uses) must then show, on one step axis:
 - every sample grid PNG as the image `samples` at its iteration: decodable, of the grid's size
   and pixel for pixel the grid file on disk (written last by the resumed session);
 - in the run tensorboard/real_test, the real test images' row (real_scores.csv) under the same
-  eval/<column> tags at every scored iteration, once each: the flat line beside the samples'.
+  eval/<column> tags at every scored iteration: the flat line beside the samples'.
 
 Then a run trained without scoring, scored by `hamgan fid --run` (a process of its own), trained
 on and scored again, and its real_scores.csv made anew: the same eval/<column> series in
-TensorBoard's view of the run and the same real line, each iteration once.
+TensorBoard's view of the run, each iteration once, and the same real line.
 
 The interpreter must have the tensorboard package: a missing one is a failure, never a skip.
 
@@ -88,8 +88,8 @@ def check_series(acc, tags, header, body, where):
         want = {int(r[0]): r[header.index(c)] for r in body}
         want = {it: v for it, v in want.items() if v not in ("", "nan") and np.isfinite(float(v))}
         got = acc.Scalars("eval/" + c) if "eval/" + c in tags["scalars"] else []
-        check([e.step for e in got] == sorted(want),
-              f"{where} eval/{c}: TensorBoard's steps {[e.step for e in got]} != {sorted(want)}")
+        steps = [e.step for e in got]
+        check(steps == sorted(want), f"{where} eval/{c}: TensorBoard's steps {steps} != {sorted(want)}")
         for e in got:
             v = want[e.step]
             half = 0.5 * 10.0 ** decimal.Decimal(v).as_tuple().exponent  # of the last digit printed
@@ -121,9 +121,10 @@ def check_scores(run, tb, acc):
 
 def score_run_by_fid(src, binary, work, clf, env):
     """A run trained with no scorer, then scored, trained on and scored again by `hamgan fid
-    --run`; then its real_scores.csv made anew by a `fid --run` that has nothing left to score,
-    once beside its real line and once without it."""
+    --run`; then its real_scores.csv made anew by a `fid --run` that has nothing left to score;
+    then that run as an earlier hamgan left it, scored but with no scores in TensorBoard."""
     run = os.path.join(work, "run_fid")
+    tb = os.path.join(run, "tensorboard")
     cfg = os.path.join(src, "configs", "fmnist32_quickstart.yaml")
     data = subprocess.run([binary, "info", "--config", cfg, "--get", "data.path"], check=True, env=env,
                           stdout=subprocess.PIPE, text=True).stdout.strip()
@@ -141,7 +142,6 @@ def score_run_by_fid(src, binary, work, clf, env):
         check(out.returncode == 0, f"fid --run failed (exit {out.returncode}):\n{out.stdout[-3000:]}")
 
     def series(want):
-        tb = os.path.join(run, "tensorboard")
         acc = event_accumulator.EventAccumulator(tb, size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
         scored, n = check_scores(run, tb, acc)
@@ -152,20 +152,34 @@ def score_run_by_fid(src, binary, work, clf, env):
         check(steps == its, f"fid --run: train/d_loss's steps {steps} != metrics.jsonl's {its}")
         return n
 
+    train_files = set()
+
+    def event_files():
+        return set(glob.glob(os.path.join(tb, "events.out.tfevents.*")))
+
+    def train_on(iterations):  # and remember the files the training session made
+        before = event_files()
+        train(iterations)
+        train_files.update(event_files() - before)
+
     def forget_real_line():  # as a run scored before the real line existed
         os.remove(os.path.join(run, "real_scores.csv"))
-        shutil.rmtree(os.path.join(run, "tensorboard", "real_test"))
+        shutil.rmtree(os.path.join(tb, "real_test"))
 
-    train(20)
+    train_on(20)
     fid()
     series([10, 20])
-    train(30)  # a new session (its restart marker at 21) keeps the scores of 10 and 20
+    train_on(30)  # a new session (its restart marker at 21) keeps the scores of 10 and 20
     forget_real_line()
     fid()  # scores 30, and draws the real line at 10 and 20 too
     series([10, 20, 30])
     os.remove(os.path.join(run, "real_scores.csv"))
-    fid()  # every checkpoint scored: only the real row, and its line over 10, 20 and 30 again
+    fid()  # every checkpoint scored: only the real row; its line holds each point once
     series([10, 20, 30])
+    # A run scored before its scores went to TensorBoard: fid --run adds the rows the view lacks.
+    check(len(train_files) == 2, f"expected one events file per training session, got {sorted(train_files)}")
+    for f in event_files() - train_files:
+        os.remove(f)
     forget_real_line()
     fid()
     return series([10, 20, 30])
