@@ -1,5 +1,6 @@
 #include "gan/eval/score_events.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -31,7 +32,8 @@ ScoreEvents::ScoreEvents(std::string run_dir)
       samples_(run_dir_, samples_ok_),
       real_(run_dir_, real_ok_, "real_test") {}
 
-void ScoreEvents::write_row(const ScoreRow& row) {
+void ScoreEvents::write_row(const ScoreRow& row, TensorBoardLog* rows_to) {
+  if (rows_to) return rows_to->scalars(row.iteration, score_scalars(row));
   if (!samples_ok_) return;
   try {
     if (!samples_.enabled()) samples_.open();
@@ -42,8 +44,8 @@ void ScoreEvents::write_row(const ScoreRow& row) {
   }
 }
 
-void ScoreEvents::add(const ScoreRow& row) {
-  write_row(row);
+void ScoreEvents::add(const ScoreRow& row, TensorBoardLog* rows_to) {
+  write_row(row, rows_to);
   add_real(row);
 }
 
@@ -62,8 +64,8 @@ void ScoreEvents::add_real(const ScoreRow& row) {
   }
 }
 
-void ScoreEvents::add_missing(const std::vector<ScoreRow>& rows) {
-  if (!samples_ok_) return;
+void ScoreEvents::add_missing(std::vector<ScoreRow> rows, TensorBoardLog* rows_to, int64_t just_scored) {
+  if (!samples_ok_ && !rows_to) return;
   std::set<int64_t> have;
   try {
     have = io::tagged_steps(view_dir(run_dir_), "eval/");
@@ -71,8 +73,9 @@ void ScoreEvents::add_missing(const std::vector<ScoreRow>& rows) {
     samples_ok_ = false;
     throw;
   }
+  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
   for (const ScoreRow& r : rows) {
-    if (!have.count(r.iteration)) write_row(r);
+    if (have.insert(r.iteration).second || r.iteration == just_scored) write_row(r, rows_to);
     add_real(r);
   }
 }

@@ -27,21 +27,24 @@ std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row);
 // checkpoints it trains again). The real line gets each step once: its figures at a step never
 // change (the table's network and count fix the test images scored).
 // Errors name the file; after one, nothing more goes to that file's line.
+// The samples' rows go to `rows_to`, the training loop's log, where one is given (TensorBoard draws
+// a tag's points in the order it reads them, and the loop's file holds its session's rows).
 class ScoreEvents {
  public:
   explicit ScoreEvents(std::string run_dir);
-  // A row just scored (hamgan fid --run: the training loop writes its own scorer's rows), and the
-  // real images' point at its iteration.
-  void add(const ScoreRow& row);
+  // A row just scored, and the real images' point at its iteration.
+  void add(const ScoreRow& row, TensorBoardLog* rows_to = nullptr);
   // Only the real images' point at the row's iteration, where DIR/real_scores.csv has the row's
   // network and count and the line has no point there yet.
   void add_real(const ScoreRow& row);
-  // Rows scored before (the table's) that the view lacks: those of a run scored before scores went
-  // to TensorBoard, or before it had real_scores.csv.
-  void add_missing(const std::vector<ScoreRow>& rows);
+  // The rows of the table that the view lacks, by iteration: those of a run scored before scores
+  // went to TensorBoard, or before it had real_scores.csv; and the real line at every row. The row
+  // of iteration `just_scored` is written even where the view has that step (an earlier session's
+  // score of a checkpoint trained again, which TensorBoard drops at this session's restart marker).
+  void add_missing(std::vector<ScoreRow> rows, TensorBoardLog* rows_to = nullptr, int64_t just_scored = -1);
 
  private:
-  void write_row(const ScoreRow& row);
+  void write_row(const ScoreRow& row, TensorBoardLog* rows_to);
   const std::string run_dir_;
   bool samples_ok_, real_ok_;  // DIR/tensorboard/ exists, and writing that line has not failed
   TensorBoardLog samples_, real_;

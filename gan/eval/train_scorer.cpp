@@ -172,12 +172,15 @@ class TrainScorer {
     std::ostringstream log;
     const ScoreRow r = score_checkpoint(c, iteration, opt_, ref_, *net_, log);
     if (TensorBoardLog* tb = active_tensorboard_log()) {  // scores.csv's metric columns as eval/<metric>
-      tb->scalars(iteration, score_scalars(r));
-      if (!events_) events_.emplace(opt_.run_dir);  // the real images' line, from the first score on
       try {
-        events_->add_real(r);
-      } catch (const Error& e) {  // a line in TensorBoard is not worth stopping training for
-        if (say) say(std::string("eval: the real test images' line in TensorBoard skipped: ") + e.what());
+        if (!events_) {  // the first score: among the table's rows that the view lacks, in order
+          events_.emplace(opt_.run_dir);
+          events_->add_missing(read_run_scores(opt_.run_dir), tb, iteration);
+        } else {
+          events_->add(r, tb);  // and the real images' point
+        }
+      } catch (const Error& e) {  // the row stands in scores.csv; TensorBoard's view is a copy
+        if (say) say(std::string("eval: iteration ") + std::to_string(iteration) + ": TensorBoard's view: " + e.what());
       }
     }
     std::string line = log.str();

@@ -122,17 +122,18 @@ def check_scores(run, tb, acc):
 def score_run_by_fid(src, binary, work, clf, env):
     """A run trained with no scorer, then scored, trained on and scored again by `hamgan fid
     --run`; then its real_scores.csv made anew by a `fid --run` that has nothing left to score;
-    then that run as an earlier hamgan left it, scored but with no scores in TensorBoard."""
+    then that run as an earlier hamgan left it, scored but with no scores in TensorBoard, scored
+    again by `fid --run` and then by scoring while training."""
     run = os.path.join(work, "run_fid")
     tb = os.path.join(run, "tensorboard")
     cfg = os.path.join(src, "configs", "fmnist32_quickstart.yaml")
     data = subprocess.run([binary, "info", "--config", cfg, "--get", "data.path"], check=True, env=env,
                           stdout=subprocess.PIPE, text=True).stdout.strip()
 
-    def train(iterations):
+    def train(iterations, *scoring):
         subprocess.run([binary, "train", "-c", cfg, "--out", run, "--threads", "1", "--workers", "1",
                         f"train.iterations={iterations}", "train.log_every=5", "train.sample_every=0",
-                        "train.checkpoint_every=10", "train.ema_start=5"],
+                        "train.checkpoint_every=10", "train.ema_start=5", *scoring],
                        check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
     def fid():
@@ -157,9 +158,9 @@ def score_run_by_fid(src, binary, work, clf, env):
     def event_files():
         return set(glob.glob(os.path.join(tb, "events.out.tfevents.*")))
 
-    def train_on(iterations):  # and remember the files the training session made
+    def train_on(iterations, *scoring):  # and remember the files the training session made
         before = event_files()
-        train(iterations)
+        train(iterations, *scoring)
         train_files.update(event_files() - before)
 
     def forget_real_line():  # as a run scored before the real line existed
@@ -177,12 +178,19 @@ def score_run_by_fid(src, binary, work, clf, env):
     fid()  # every checkpoint scored: only the real row; its line holds each point once
     series([10, 20, 30])
     # A run scored before its scores went to TensorBoard: fid --run adds the rows the view lacks.
-    check(len(train_files) == 2, f"expected one events file per training session, got {sorted(train_files)}")
-    for f in event_files() - train_files:
-        os.remove(f)
-    forget_real_line()
+    def forget_scores():  # as a run scored by an earlier hamgan
+        check(len(train_files) >= 2, f"expected one events file per training session, got {sorted(train_files)}")
+        for f in event_files() - train_files:
+            os.remove(f)
+        forget_real_line()
+
+    forget_scores()
     fid()
-    return series([10, 20, 30])
+    n = series([10, 20, 30])
+    # The same, then trained on with scoring while training: its first score adds the rows before.
+    forget_scores()
+    train_on(40, "eval.every=10", f"eval.features={clf}", "eval.n=20", "eval.metrics=fid,recall,coverage,class_acc")
+    return n + series([10, 20, 30, 40])
 
 
 def main():
