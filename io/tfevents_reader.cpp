@@ -8,6 +8,7 @@
 
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "io/zip_reader.h"  // little_endian
 
 namespace hamgan::io {
 
@@ -17,9 +18,9 @@ namespace fs = std::filesystem;
 
 // Protocol buffer wire format (protobuf.dev/programming-guides/encoding), read: a key is
 // (field << 3) | wire type; 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
-class Fields {
+class ProtoFields {
  public:
-  Fields(const char* p, size_t n) : p_(p), end_(p + n) {}
+  ProtoFields(const char* p, size_t n) : p_(p), end_(p + n) {}
   bool done() const { return p_ == end_; }
   // The next field's number and wire type; its payload in varint_ or bytes_. False when malformed.
   bool next(int& field, int& wire) {
@@ -65,12 +66,12 @@ class Fields {
 
 // Whether a Summary holds a value whose tag starts with `prefix`; false also when malformed (ok).
 bool summary_has_tag(const char* p, size_t n, const std::string& prefix, bool& ok) {
-  Fields summary(p, n);
+  ProtoFields summary(p, n);
   int field, wire;
   while (!summary.done()) {
     if (!summary.next(field, wire)) return ok = false;
     if (field != 1 || wire != 2) continue;  // Summary.value
-    Fields value(summary.bytes, summary.size);
+    ProtoFields value(summary.bytes, summary.size);
     while (!value.done()) {
       if (!value.next(field, wire)) return ok = false;
       if (field == 1 && wire == 2 && value.size >= prefix.size() &&
@@ -81,28 +82,24 @@ bool summary_has_tag(const char* p, size_t n, const std::string& prefix, bool& o
   return false;
 }
 
-uint64_t little_endian(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
+uint64_t le_at(const char* p, int bytes) { return little_endian(reinterpret_cast<const uint8_t*>(p), bytes); }
 
-void read_file(const std::string& path, const std::string& prefix, std::set<int64_t>& steps) {
+void read_events_file(const std::string& path, const std::string& prefix, std::set<int64_t>& steps) {
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path, ": cannot read the TensorBoard events file");
   const std::string data((std::istreambuf_iterator<char>(f)), {});
   size_t at = 0;
   // TFRecord: uint64 length, masked CRC-32C of those 8 bytes, the data, masked CRC-32C of it.
   while (data.size() - at >= 12) {
-    const uint64_t len = little_endian(data.data() + at, 8);
-    if (little_endian(data.data() + at + 8, 4) != mask_crc32c(crc32c(data.data() + at, 8)))
+    const uint64_t len = le_at(data.data() + at, 8);
+    if (le_at(data.data() + at + 8, 4) != mask_crc32c(crc32c(data.data() + at, 8)))
       fail(path, ": the record at byte ", at, " has a length whose checksum does not match");
     const size_t left = data.size() - at;
     if (left < 16 || len > left - 16) return;  // torn: its writer was killed inside this write
     const char* event = data.data() + at + 12;
-    if (little_endian(event + len, 4) != mask_crc32c(crc32c(event, len)))
+    if (le_at(event + len, 4) != mask_crc32c(crc32c(event, len)))
       fail(path, ": the record at byte ", at, " has data whose checksum does not match");
-    Fields e(event, static_cast<size_t>(len));
+    ProtoFields e(event, static_cast<size_t>(len));
     int64_t step = 0;
     bool tagged = false, ok = true;
     int field, wire;
@@ -128,7 +125,7 @@ std::set<int64_t> tagged_steps(const std::string& dir, const std::string& prefix
     if (entry.is_regular_file() && entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
       files.push_back(entry.path().string());
   if (ec) fail(dir, ": cannot list the TensorBoard events folder: ", ec.message());
-  for (const auto& path : files) read_file(path, prefix, steps);
+  for (const auto& path : files) read_events_file(path, prefix, steps);
   return steps;
 }
 

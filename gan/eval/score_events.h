@@ -37,8 +37,8 @@ class ScoreEvents {
   // Only the real images' point at the row's iteration, where DIR/real_scores.csv has the row's
   // network and count and the line has no point there yet.
   void add_real(const ScoreRow& row);
-  // The rows of the table that the view lacks, by iteration: those of a run scored before scores
-  // went to TensorBoard, or before it had real_scores.csv; and the real line at every row. The row
+  // The rows of the table that the view lacks, by iteration (a run whose scores went to scores.csv
+  // alone), and the real line at every row that lacks it. The row
   // of iteration `just_scored` is written even where the view has that step (an earlier session's
   // score of a checkpoint trained again, which TensorBoard drops at this session's restart marker).
   void add_missing(std::vector<ScoreRow> rows, TensorBoardLog* rows_to = nullptr, int64_t just_scored = -1);
