@@ -20,12 +20,12 @@ namespace hamgan::eval {
 
 namespace {
 constexpr int64_t kBatch = 100;
-constexpr const char* kHeader = "iteration,d_train,d_test,d_fake,gap,n";
+constexpr const char* kDGapHeader = "iteration,d_train,d_test,d_fake,gap,n";
 
 // DIR/d_gap.csv may replace only an earlier d_gap.csv (io/output_path.h): a file of that name
 // that is anything else (a hand-kept table, a score table copied there) stays.
 const io::OutputKind& d_gap_table() {
-  static const io::OutputKind k = io::text_output("the table of an earlier `hamgan dgap`", {kHeader});
+  static const io::OutputKind k = io::text_output("the table of an earlier `hamgan dgap`", {kDGapHeader});
   return k;
 }
 
@@ -115,7 +115,7 @@ std::vector<DGapRow> d_gap_run(const std::string& run_dir, int64_t n, torch::Dev
          "/config.yaml)");
   std::vector<DGapRow> rows;
   std::ostringstream csv;
-  csv << kHeader << "\n";
+  csv << kDGapHeader << "\n";
   for (const auto& f : files) {
     rows.push_back(d_gap(first ? *first : load_checkpoint(f.path), *train, *test, n, device));
     first.reset();
