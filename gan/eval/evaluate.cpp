@@ -331,8 +331,7 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
       check_run_net(dir, net->identity());
       add_real_scores(j, dir, *net);
     }
-    ScoreEvents events(dir);  // what TensorBoard's view of the run lacks
-    add_missing_events(events, read_run_scores(dir), std::cerr);
+    ScoreEvents(dir).add_missing(read_run_scores(dir), warn_on(std::cerr));  // what TensorBoard's view lacks
     plot_run(dir);
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(dir) << "\n";
     return;
@@ -358,7 +357,7 @@ void score_run_checkpoints(const EvalSettings& j, const ScoreRun& form) {
     ensure_real_scores(dir, j.real, reference_options(j, ro.n, &ck->config, *net), ro.n, [&] { return ref; }, *net,
                        ro.metrics, std::cerr);
   ScoreEvents events(dir);  // the view gets the rows scored before that it lacks, then each new one
-  add_missing_events(events, read_run_scores(dir), std::cerr);
+  events.add_missing(read_run_scores(dir), warn_on(std::cerr));
   std::vector<std::string> damaged;
   const auto rows = score_run(ro, ref, *net, std::cerr, &damaged, &events);
   std::cout << "scored " << rows.size() << " checkpoints; " << scores_csv(dir) << ", " << scores_png(dir) << "\n";

@@ -17,67 +17,67 @@ std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row) {
 }
 
 namespace {
-std::string view_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "tensorboard").string(); }
-
-bool has_view(const std::string& run_dir) {
+// Runs f unless its line has failed; an error turns the line off and is said once.
+bool is_directory(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::is_directory(view_dir(run_dir), ec);
+  return std::filesystem::is_directory(path, ec);
+}
+
+void guarded(bool& ok, const ScoreEvents::Warn& warn, const std::function<void()>& f) {
+  if (!ok) return;
+  try {
+    f();
+  } catch (const Error& e) {
+    ok = false;
+    if (warn) warn(std::string("TensorBoard's view of the scores: ") + e.what() + "; no more of that line is written");
+  }
 }
 }  // namespace
 
 ScoreEvents::ScoreEvents(std::string run_dir)
-    : run_dir_(std::move(run_dir)),
-      samples_ok_(has_view(run_dir_)),
+    : samples_(run_dir, true),
+      real_(run_dir, true, "real_test"),
+      samples_ok_(is_directory(samples_.dir())),
       real_ok_(samples_ok_),
-      samples_(run_dir_, samples_ok_),
-      real_(run_dir_, real_ok_, "real_test") {}
+      run_dir_(std::move(run_dir)) {}
 
-void ScoreEvents::write_row(const ScoreRow& row, TensorBoardLog* rows_to) {
-  if (rows_to) return rows_to->scalars(row.iteration, score_scalars(row));
-  if (!samples_ok_) return;
-  try {
-    if (!samples_.enabled()) samples_.open();
-    samples_.scalars(row.iteration, score_scalars(row));
-  } catch (const Error&) {
-    samples_ok_ = false;  // one error per file, not one per row
-    throw;
-  }
+void ScoreEvents::write_row(const ScoreRow& row, const Warn& warn, TensorBoardLog* rows_to) {
+  guarded(samples_ok_, warn, [&] {
+    TensorBoardLog& log = rows_to ? *rows_to : samples_;
+    if (!log.enabled()) log.open();
+    log.scalars(row.iteration, score_scalars(row));
+  });
 }
 
-void ScoreEvents::add(const ScoreRow& row, TensorBoardLog* rows_to) {
-  write_row(row, rows_to);
-  add_real(row);
+void ScoreEvents::add(const ScoreRow& row, const Warn& warn, TensorBoardLog* rows_to) {
+  write_row(row, warn, rows_to);
+  add_real(row, warn);
 }
 
-void ScoreEvents::add_real(const ScoreRow& row) {
-  if (!real_ok_) return;
-  const std::optional<ScoreRow> real = real_scores_of(run_dir_, row.net, row.n);
-  if (!real) return;
-  try {
-    if (!real_steps_) real_steps_ = io::tagged_steps(view_dir(run_dir_) + "/real_test", "eval/");
+void ScoreEvents::add_real(const ScoreRow& row, const Warn& warn) {
+  guarded(real_ok_, warn, [&] {
+    if (!real_row_) real_row_ = real_scores_of(run_dir_, row.net, row.n);
+    if (!real_row_) return;
+    if (!real_steps_) real_steps_ = io::tagged_steps(real_.dir(), "eval/");
     if (!real_steps_->insert(row.iteration).second) return;
     if (!real_.enabled()) real_.open();
-    real_.scalars(row.iteration, score_scalars(*real));
-  } catch (const Error&) {
-    real_ok_ = false;
-    throw;
+    real_.scalars(row.iteration, score_scalars(*real_row_));
+  });
+}
+
+void ScoreEvents::add_missing(std::vector<ScoreRow> rows, const Warn& warn, TensorBoardLog* rows_to,
+                              int64_t just_scored) {
+  std::set<int64_t> have;
+  guarded(samples_ok_, warn, [&] { have = io::tagged_steps(samples_.dir(), "eval/"); });
+  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
+  for (const ScoreRow& r : rows) {
+    if (have.insert(r.iteration).second || r.iteration == just_scored) write_row(r, warn, rows_to);
+    add_real(r, warn);
   }
 }
 
-void ScoreEvents::add_missing(std::vector<ScoreRow> rows, TensorBoardLog* rows_to, int64_t just_scored) {
-  if (!samples_ok_ && !rows_to) return;
-  std::set<int64_t> have;
-  try {
-    have = io::tagged_steps(view_dir(run_dir_), "eval/");
-  } catch (const Error&) {
-    samples_ok_ = false;
-    throw;
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const ScoreRow& a, const ScoreRow& b) { return a.iteration < b.iteration; });
-  for (const ScoreRow& r : rows) {
-    if (have.insert(r.iteration).second || r.iteration == just_scored) write_row(r, rows_to);
-    add_real(r);
-  }
+ScoreEvents::Warn warn_on(std::ostream& log) {
+  return [&log](const std::string& what) { log << "warning: " << what << "\n" << std::flush; };
 }
 
 }  // namespace hamgan::eval

@@ -6,7 +6,9 @@
 // read on (real images reach recall 0.88 and coverage 0.97, not 1).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -26,29 +28,36 @@ std::vector<std::pair<std::string, double>> score_scalars(const ScoreRow& row);
 // still decide which of the samples' steps stand (a resumed session drops the scores of the
 // checkpoints it trains again). The real line gets each step once: its figures at a step never
 // change (the table's network and count fix the test images scored).
-// Errors name the file; after one, nothing more goes to that file's line.
 // The samples' rows go to `rows_to`, the training loop's log, where one is given (TensorBoard draws
 // a tag's points in the order it reads them, and the loop's file holds its session's rows).
+// Nothing throws: the rows stand in scores.csv, and the view is a copy. An error (naming the file)
+// goes to `warn` once, and nothing more goes to that line.
 class ScoreEvents {
  public:
+  using Warn = std::function<void(const std::string&)>;
   explicit ScoreEvents(std::string run_dir);
   // A row just scored, and the real images' point at its iteration.
-  void add(const ScoreRow& row, TensorBoardLog* rows_to = nullptr);
-  // Only the real images' point at the row's iteration, where DIR/real_scores.csv has the row's
-  // network and count and the line has no point there yet.
-  void add_real(const ScoreRow& row);
+  void add(const ScoreRow& row, const Warn& warn, TensorBoardLog* rows_to = nullptr);
   // The rows of the table that the view lacks, by iteration (a run whose scores went to scores.csv
-  // alone), and the real line at every row that lacks it. The row
-  // of iteration `just_scored` is written even where the view has that step (an earlier session's
-  // score of a checkpoint trained again, which TensorBoard drops at this session's restart marker).
-  void add_missing(std::vector<ScoreRow> rows, TensorBoardLog* rows_to = nullptr, int64_t just_scored = -1);
+  // alone), and the real line at every row that lacks it. The row of iteration `just_scored` is
+  // written even where the view has that step (an earlier session's score of a checkpoint trained
+  // again, which TensorBoard drops at this session's restart marker).
+  void add_missing(std::vector<ScoreRow> rows, const Warn& warn, TensorBoardLog* rows_to = nullptr,
+                   int64_t just_scored = -1);
 
  private:
-  void write_row(const ScoreRow& row, TensorBoardLog* rows_to);
-  const std::string run_dir_;
-  bool samples_ok_, real_ok_;  // DIR/tensorboard/ exists, and writing that line has not failed
+  void write_row(const ScoreRow& row, const Warn& warn, TensorBoardLog* rows_to);
+  // The real images' point at the row's iteration, where DIR/real_scores.csv has the row's network
+  // and count and the line has no point there yet.
+  void add_real(const ScoreRow& row, const Warn& warn);
   TensorBoardLog samples_, real_;
+  bool samples_ok_, real_ok_;  // DIR/tensorboard/ exists, and writing that line has not failed
   std::optional<std::set<int64_t>> real_steps_;  // the real line's steps, read at its first point
+  std::optional<ScoreRow> real_row_;            // DIR/real_scores.csv's row, once found
+  const std::string run_dir_;
 };
+
+// A Warn that writes "warning: ..." lines to `log`.
+ScoreEvents::Warn warn_on(std::ostream& log);
 
 }  // namespace hamgan::eval

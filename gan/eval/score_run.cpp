@@ -108,24 +108,6 @@ ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunS
   return row;
 }
 
-void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log) {
-  try {
-    events.add(row);
-  } catch (const Error& e) {  // the row stands in scores.csv; TensorBoard's view is a copy
-    log << "warning: iteration " << row.iteration << ": not added to TensorBoard's view: " << e.what() << "\n"
-        << std::flush;
-  }
-}
-
-void add_missing_events(ScoreEvents& events, const std::vector<ScoreRow>& rows, std::ostream& log) {
-  try {
-    events.add_missing(rows);
-  } catch (const Error& e) {
-    log << "warning: the scores scored before were not added to TensorBoard's view: " << e.what() << "\n"
-        << std::flush;
-  }
-}
-
 std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref, const metrics::FeatureNet& net,
                                 std::ostream& log, std::vector<std::string>* damaged, ScoreEvents* events) {
   const std::string csv = scores_csv(opt.run_dir);
@@ -155,7 +137,7 @@ std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref
       continue;
     }
     added.push_back(score_checkpoint(*c, iteration, opt, ref, net, log, &said));
-    if (events) add_events(*events, added.back(), log);
+    if (events) events->add(added.back(), warn_on(log));
   }
   if (added.empty() && (!damaged || damaged->empty())) log << "every checkpoint already has a row in " << csv << "\n";
   plot_run(opt.run_dir);

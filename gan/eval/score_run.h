@@ -31,14 +31,10 @@ std::vector<std::pair<int64_t, std::string>> unscored_checkpoints(const std::str
 // Returns the rows added. `log` gets progress and the once-only notes (no KID, no EMA).
 // A checkpoint that does not load is reported on `log`, added to `damaged` and skipped; the
 // others are still scored. With `events`, each row goes to the run's TensorBoard view as it is
-// written.
+// written (an error there a warning on `log`).
 std::vector<ScoreRow> score_run(const RunScoreOptions& opt, const Reference& ref,
                                     const metrics::FeatureNet& net, std::ostream& log,
                                     std::vector<std::string>* damaged = nullptr, ScoreEvents* events = nullptr);
-// events.add(row) and events.add_missing(rows), an error in them a warning on `log`: the rows
-// already stand in scores.csv, and TensorBoard's view is a copy of them.
-void add_events(ScoreEvents& events, const ScoreRow& row, std::ostream& log);
-void add_missing_events(ScoreEvents& events, const std::vector<ScoreRow>& rows, std::ostream& log);
 // One checkpoint of the run (already loaded) scored, its row appended to DIR/scores.csv, scores.png
 // redrawn, a line on `log`; the row. score_run's step and the in-training scorer's. With
 // `said`, the score's notes (why KID has no spread) not yet in it go to `log` and into it.

@@ -172,15 +172,14 @@ class TrainScorer {
     std::ostringstream log;
     const ScoreRow r = score_checkpoint(c, iteration, opt_, ref_, *net_, log);
     if (TensorBoardLog* tb = active_tensorboard_log()) {  // scores.csv's metric columns as eval/<metric>
-      try {
-        if (!events_) {  // the first score: among the table's rows that the view lacks, in order
-          events_.emplace(opt_.run_dir);
-          events_->add_missing(read_run_scores(opt_.run_dir), tb, iteration);
-        } else {
-          events_->add(r, tb);  // and the real images' point
-        }
-      } catch (const Error& e) {  // the row stands in scores.csv; TensorBoard's view is a copy
-        if (say) say(std::string("eval: iteration ") + std::to_string(iteration) + ": TensorBoard's view: " + e.what());
+      const ScoreEvents::Warn warn = [&](const std::string& what) {
+        if (say) say("eval: iteration " + std::to_string(iteration) + ": " + what);
+      };
+      if (!events_) {  // the first score: among the table's rows that the view lacks, in order
+        events_.emplace(opt_.run_dir);
+        events_->add_missing(read_run_scores(opt_.run_dir), warn, tb, iteration);
+      } else {
+        events_->add(r, warn, tb);  // and the real images' point
       }
     }
     std::string line = log.str();

@@ -38,9 +38,10 @@ class TensorBoardLog {
   // An H x W x C uint8 image (io/png.h) at `step`; flushed.
   void image(int64_t step, const std::string& tag, const torch::Tensor& hwc);
   bool enabled() const { return writer_ != nullptr; }
+  const std::string& dir() const { return dir_; }  // the events folder
 
  private:
-  const std::string dir_;  // the events folder
+  const std::string dir_;
   const bool on_;
   std::unique_ptr<io::TfEventsWriter> writer_;
 };
