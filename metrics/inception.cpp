@@ -188,8 +188,7 @@ torch::Tensor inception_input(const torch::Tensor& images, Resize mode) {
   return (x - 128) / 128;
 }
 
-namespace {
-bool is_torchscript(const std::string& path) {
+bool is_torchscript_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open");
   char m[2] = {0, 0};
@@ -204,12 +203,11 @@ bool is_torchscript(const std::string& path) {
     return false;
   }
 }
-}  // namespace
 
 InceptionExtractor::InceptionExtractor(const std::string& weights, Resize mode, torch::Device device,
                                        bool channels_last)
     : path_(weights), mode_(mode), device_(device), channels_last_(channels_last) {
-  if (is_torchscript(weights)) {
+  if (is_torchscript_file(weights)) {
     try {
       jit_ = std::make_shared<torch::jit::Module>(torch::jit::load(weights, device));
     } catch (const c10::Error& e) {

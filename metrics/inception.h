@@ -43,6 +43,9 @@ TORCH_MODULE(FidInception3);
 // [B, C, H, W] images in [0, 1] (C = 1 is repeated to 3) -> [B, 3, 299, 299] network input.
 torch::Tensor inception_input(const torch::Tensor& images, Resize mode);
 
+// Whether `path` is a TorchScript archive (NVIDIA's inception-2015-12-05.pt), not a torch.save file.
+bool is_torchscript_file(const std::string& path);
+
 // The feature extractor the FID/IS/KID code uses: weights from a state dict (legacy or zip
 // torch.save: pytorch-fid's or torch-fidelity's file) or NVIDIA's TorchScript inception-2015-12-05.pt.
 class InceptionExtractor : public FeatureNet {

@@ -95,9 +95,8 @@ struct MetricSet {
   std::string text() const;              // "fid,kid,precision"
 };
 
-// "fid,kid,precision" (core/word_list.h; fid is always in). The shorthands pr (precision,recall)
-// and dc (density,coverage) of earlier command lines and configs still read. Error without the
-// key's name: the caller prefixes the flag or config key.
+// "fid,kid,precision" (core/word_list.h; fid is always in). Error without the key's name: the
+// caller prefixes the flag or config key.
 MetricSet parse_metric_list(const std::string& text);
 // Every metric fit for a run's table (what `--all` starts from).
 MetricSet every_table_metric();

@@ -105,15 +105,9 @@ bool MetricSet::any_needs(unsigned needs) const {
 std::string MetricSet::text() const { return join_words(names, ","); }
 
 MetricSet parse_metric_list(const std::string& text) {
-  std::vector<std::string> words = metric_names();
-  words.push_back("pr"), words.push_back("dc");
   MetricSet m;
   m.add("fid");
-  for (const auto& w : parse_word_list(text, words, "metric")) {
-    if (w == "pr") m.add("precision"), m.add("recall");
-    else if (w == "dc") m.add("density"), m.add("coverage");
-    else m.add(w);
-  }
+  for (const auto& w : parse_word_list(text, metric_names(), "metric")) m.add(w);
   return m;
 }
 

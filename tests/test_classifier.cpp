@@ -410,10 +410,9 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
   EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
 }
 
-// scores.csv: the class_acc and features columns round-trip; a run's earlier fid.csv (first,
-// second and third formats) reads by its header, and the first row appended starts scores.csv
-// with its rows, leaving fid.csv as it was.
-TEST(ScoreTable, ClassAccuracyColumnAndEarlierFidCsvFormats) {
+// scores.csv: the class_acc and features columns round-trip; a table of a subset of the
+// columns reads by its header.
+TEST(ScoreTable, ClassAccuracyColumnAndColumnSubsets) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
   eval::ScoreRow r{100, 10, 1.5, "classifier-128d-00112233aabbccdd", {{"fid", 12.5}, {"kid", 0.25}, {"class_acc", 0.8125}}};
@@ -428,26 +427,11 @@ TEST(ScoreTable, ClassAccuracyColumnAndEarlierFidCsvFormats) {
   EXPECT_EQ(rows[0].net, r.net);
   EXPECT_TRUE(std::isnan(rows[0].value("is")));
 
-  const std::string old = fresh("csv_v1");
-  fs::create_directories(old);
-  const std::string v1 = "iteration,fid,is,kid,n,seconds\n100,12.5,2.25,,10,1.5\n";
-  std::ofstream(old + "/fid.csv") << v1;
-  rows = eval::read_run_scores(old);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_TRUE(std::isnan(rows[0].value("class_acc")));
-  EXPECT_TRUE(rows[0].net.empty()) << "first-format rows are Inception's";
-  eval::append_run_score(old, {200, 10, 1.0, "", {{"fid", 10.0}, {"is", 2.5}}});
-  std::stringstream s2;
-  s2 << std::ifstream(eval::scores_csv(old)).rdbuf();
-  EXPECT_EQ(s2.str(), "iteration,n,seconds,features,fid,is,kid,class_acc,precision,recall,density,coverage,ifid\n"
-                      "100,10,1.5,inception,12.5,2.25,,,,,,,\n200,10,1,inception,10,2.5,,,,,,,\n");
-  std::stringstream kept;
-  kept << std::ifstream(old + "/fid.csv").rdbuf();
-  EXPECT_EQ(kept.str(), v1) << "the earlier table is left as it was";
-  // The second format (class_acc, features) the same way, and the metric columns round-trip.
+  // A table of a subset of the columns (hand-made, or another tool's) reads by its header, and
+  // the first row appended rewrites it in the full header; the metric columns round-trip.
   const std::string v2 = fresh("csv_v2");
   fs::create_directories(v2);
-  std::ofstream(v2 + "/fid.csv") << "iteration,fid,is,kid,n,seconds,class_acc,features\n100,12.5,,,10,1.5,0.75,inception\n";
+  std::ofstream(eval::scores_csv(v2)) << "iteration,fid,n,seconds,class_acc,features\n100,12.5,10,1.5,0.75,inception\n";
   eval::append_run_score(v2, {200, 10, 1.0, "", {{"fid", 10.0}, {"class_acc", 0.5}, {"precision", 0.75}, {"recall", 0.5},
                                                  {"density", 1.25}, {"coverage", 0.625}, {"ifid", 30.5}}});
   std::stringstream s3;
@@ -624,7 +608,7 @@ TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   const std::string real = png_dir("suite_real", bands.images(), torch::arange(60) % 3);
   const std::string clf = tiny_classifier();
   const std::string ck = checkpoint_path(run + "/checkpoints", 10);
-  std::string out = fid_cli({"--real", real, "--checkpoint", ck, "-n", "30", "--metrics", "fid,kid,pr,dc,ifid",
+  std::string out = fid_cli({"--real", real, "--checkpoint", ck, "-n", "30", "--metrics", "fid,kid,precision,recall,density,coverage,ifid",
                              "--features", clf, "--threads", "1"});
   for (const std::string key : {"fid ", "kid ", "precision ", "recall ", "density ", "coverage ", "ifid ",
                                 "class_acc "}) {
@@ -645,7 +629,7 @@ TEST(EvaluationSuite, EveryMetricOnACheckpointAndAsRunColumns) {
   const std::string npz = fresh("suite_ref") + ".npz";
   test::run_cli(cli::fid, "fid", {"stats", "--images", real, "--out", npz, "--features", clf, "--threads", "1"});
   const std::string stats_only = test::error_of([&] {
-    fid_cli({"--real", npz, "--checkpoint", ck, "-n", "30", "--metrics", "fid,pr", "--features", clf, "--threads", "1"});
+    fid_cli({"--real", npz, "--checkpoint", ck, "-n", "30", "--metrics", "fid,precision,recall", "--features", clf, "--threads", "1"});
   });
   EXPECT_NE(stats_only.find("--metrics"), std::string::npos) << stats_only;
   EXPECT_NE(stats_only.find(npz), std::string::npos) << stats_only;
@@ -662,7 +646,7 @@ TEST(EvaluationSuite, ScoringWhileTrainingKeepsTheBestCheckpoint) {
   const Config cfg = test::tiny(
       "train.iterations=6 train.checkpoint_every=100 train.sample_every=0 train.keep_checkpoints=1 "
       "eval.every=2 eval.n=12 eval.features=" + tiny_classifier() + " eval.real=" + real +
-      " eval.metrics=fid,pr eval.best_metric=fid eval.keep_best=1");
+      " eval.metrics=fid,precision,recall eval.best_metric=fid eval.keep_best=1");
   const std::string dir = test::fresh_dir("train_eval");
   std::ostringstream log;
   TrainOptions opt;

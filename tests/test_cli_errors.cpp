@@ -15,7 +15,7 @@
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/image_folder.h"
-#include "support/legacy_fid_csv.h"
+#include "support/scores_csv.h"
 #include "support/oracle.h"
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
@@ -43,18 +43,18 @@ std::string tiny_checkpoint(const std::string& name) { return test::tiny_checkpo
 
 }  // namespace
 
-// `compare --run Q1 --run Q2 --out Q1/fid` never replaces Q1's fid.csv with the summary.
-TEST(CliErrors, CompareNeverWritesOverARunsFidCsv) {
+// `compare --run Q1 --run Q2 --out Q1/scores` never replaces Q1's scores.csv with the summary.
+TEST(CliErrors, CompareNeverWritesOverARunsScoreTable) {
   std::vector<std::string> runs;
   for (const char* name : {"q1", "q2"}) {
     const std::string d = fresh(std::string("compare_") + name);
-    runs.push_back(test::write_legacy_fid_csv(d, {{10, "40"}, {20, "30"}}));
+    runs.push_back(test::write_scores_csv(d, {{10, "40"}, {20, "30"}}));
   }
-  const std::string before = test::read_text(runs[0] + "/fid.csv");
+  const std::string before = test::read_text(runs[0] + "/scores.csv");
   const std::string e = test::error_of(
-      [&] { test::run_cli(cli::compare, "compare", {"--run", runs[0], "--run", runs[1], "--out", runs[0] + "/fid"}); });
-  EXPECT_NE(e.find("fid.csv exists and is not the output of an earlier `hamgan compare`"), std::string::npos) << e;
-  EXPECT_EQ(test::read_text(runs[0] + "/fid.csv"), before);
+      [&] { test::run_cli(cli::compare, "compare", {"--run", runs[0], "--run", runs[1], "--out", runs[0] + "/scores"}); });
+  EXPECT_NE(e.find("scores.csv exists and is not the output of an earlier `hamgan compare`"), std::string::npos) << e;
+  EXPECT_EQ(test::read_text(runs[0] + "/scores.csv"), before);
   // Its own earlier output may be replaced.
   const std::string out = fresh("compare_out") + "/cmp";
   for (int i = 0; i < 2; ++i) test::run_cli(cli::compare, "compare", {"--run", runs[0], "--run", runs[1], "--out", out});

@@ -12,7 +12,7 @@
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
-#include "support/legacy_fid_csv.h"
+#include "support/scores_csv.h"
 #include "support/process.h"
 
 using namespace hamgan;
@@ -22,10 +22,10 @@ namespace {
 
 std::string fresh(const std::string& name) { return test::fresh_dir("test_compare_runs_guards", name); }
 
-// DIR/fid.csv (a run scored before scores.csv) with rows {iteration, fid as written}: written as
+// DIR/scores.csv with rows {iteration, fid as written}: written as
 // text, since a hand-edited or foreign table is what holds "nan" or a repeated iteration.
 std::string make_run(const std::string& dir, const std::vector<std::pair<int64_t, std::string>>& rows) {
-  return test::write_legacy_fid_csv(dir, rows);
+  return test::write_scores_csv(dir, rows);
 }
 
 std::string compare(const std::vector<std::string>& args) { return test::run_cli(cli::compare, "compare", args); }
@@ -70,7 +70,7 @@ TEST(CompareGuards, DuplicateIterationRowsAreAnError) {
   const std::string a = make_run(root + "/a", {{100, "50"}, {200, "45"}, {100, "20"}});
   const std::string b = make_run(root + "/b", {{100, "40"}});
   const std::string e = test::error_of([&] { compare({"--run", a, "--run", b, "--out", root + "/cmp"}); });
-  EXPECT_NE(e.find(a + "/fid.csv: iteration 100 has 2 rows"), std::string::npos) << e;
+  EXPECT_NE(e.find(a + "/scores.csv: iteration 100 has 2 rows"), std::string::npos) << e;
   EXPECT_NE(e.find("50.0000"), std::string::npos) << e;
   EXPECT_NE(e.find("20.0000"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(root + "/cmp.csv"));
@@ -84,7 +84,7 @@ TEST(CompareGuards, ANegativeFidIsRefusedNotRankedBest) {
   const std::string a = make_run(root + "/a", {{100, "50"}, {200, "-12.5"}, {300, "45"}});
   const std::string b = make_run(root + "/b", {{100, "40"}});
   const std::string e = test::error_of([&] { compare({"--run", a, "--run", b, "--out", root + "/cmp"}); });
-  EXPECT_NE(e.find(a + "/fid.csv:3: column 'fid' is '-12.5'; expected a value in [0, inf)"), std::string::npos) << e;
+  EXPECT_NE(e.find(a + "/scores.csv:3: column 'fid' is '-12.5'; expected a value in [0, inf)"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(root + "/cmp.csv"));
   EXPECT_FALSE(fs::exists(root + "/cmp.png"));
 }
@@ -120,7 +120,7 @@ TEST(CompareGuards, OutMustNameFilesInAnExistingFolder) {
   std::string e2 = test::error_of([&] { compare({"--run", a, "--run", b, "--out", root + "/x"}); });
   EXPECT_NE(e2.find(root + "/x.png exists and is not a PNG image"), std::string::npos) << e2;
   write_png(root + "/a/fid.png", torch::zeros({4, 4, 3}, torch::kUInt8));
-  fs::remove(a + "/fid.csv");
+  fs::remove(a + "/scores.csv");
   make_run(root + "/a2", {{100, "50"}});
   e2 = test::error_of([&] { compare({"--run", root + "/a2", "--run", b, "--out", a + "/fid"}); });
   EXPECT_NE(e2.find(a + "/fid.png exists and is not the output of an earlier `hamgan compare`"), std::string::npos) << e2;

@@ -313,9 +313,9 @@ TEST(Config, InfoGetPrintsOneResolvedValue) {
   EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "generator.context.type", "train.batch_size=8"}),
             "ham_nmf\n");
   // An override holding commas is one override (cxxopts would split it into "eval.metrics=fid"
-  // and "pr", an error).
-  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "eval.metrics", "eval.metrics=fid,pr,dc"}),
-            "fid,pr,dc\n");
+  // and "kid", an error).
+  EXPECT_EQ(test::run_cli(cli::info, "info", {"-c", cfg, "--get", "eval.metrics", "eval.metrics=fid,kid,recall"}),
+            "fid,kid,recall\n");
   const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--get", "train.nope"}); });
   EXPECT_NE(e.find("--get 'train.nope': no such config key"), std::string::npos) << e;
 }
@@ -349,42 +349,19 @@ TEST(Config, WordKeysReadEveryWordOfTheirTable) {
   check("model", "init", kInitWords, [](const Config& c) { return c.model.init; });
 }
 
-// The evaluation keys that moved from train: to eval: (moved_eval_keys) still read under their
-// old names, from a file (an older run's config.yaml, a checkpoint's stored config) and from an
-// override, into the same fields, and resolve under the new names only; one file giving both
-// names of a setting is an error naming both.
-TEST(Config, OldEvaluationKeysReadAsTheirEvalKeys) {
+// The evaluation keys that pre-release builds read under train: (moved_eval_keys) are refused,
+// in a file (an old run's config.yaml) and in an override, naming the key and its name now.
+TEST(Config, PreReleaseEvaluationKeysAreRefusedNamingTheirKeyNow) {
   const std::string model = "model: {resolution: 32, n_classes: 3, image_channels: 1}\n";
-  const Config old_file = parse_config(model +
-                                           "train: {eval_every: 7, eval_n: 33, eval_features: clf.pt, eval_real: "
-                                           "ref.npz, eval_metrics: 'pr,fid', best_metric: precision, keep_best: 2}\n",
-                                       "old.yaml");
-  const Config new_file = parse_config(model +
-                                           "eval: {every: 7, n: 33, features: clf.pt, real: ref.npz, metrics: "
-                                           "'pr,fid', best_metric: precision, keep_best: 2}\n",
-                                       "new.yaml");
-  for (const Config* c : {&old_file, &new_file}) {
-    EXPECT_EQ(c->eval.every, 7);
-    EXPECT_EQ(c->eval.n, 33);
-    EXPECT_EQ(c->eval.features, "clf.pt");
-    EXPECT_EQ(c->eval.real, "ref.npz");
-    EXPECT_EQ(c->eval.metrics, "fid,precision,recall");  // the registry's names, in its order
-    EXPECT_EQ(c->eval.best_metric, "precision");
-    EXPECT_EQ(c->eval.keep_best, 2);
+  for (const auto& [from, to] : moved_eval_keys()) {
+    const std::string key = from.substr(from.find('.') + 1);
+    std::string e = test::error_of([&] { parse_config(model + "train: {" + key + ": 2}\n", "old.yaml"); });
+    for (const std::string& w : {std::string("old.yaml"), from, to, std::string("pre-release")})
+      EXPECT_NE(e.find(w), std::string::npos) << e;
+    e = test::error_of([&] { parse_config(model, "o.yaml", {from + "=2"}); });
+    EXPECT_NE(e.find("override '" + from + "=2': key '" + from + "'"), std::string::npos) << e;
+    EXPECT_NE(e.find("'" + to + "' now"), std::string::npos) << e;
   }
-  EXPECT_EQ(to_yaml(old_file.resolved), to_yaml(new_file.resolved));
-  EXPECT_FALSE(old_file.resolved["train"]["eval_n"]);
-  // Overrides: the old name sets the new key, over a file that uses either name.
-  for (const std::string& file : {model, model + "eval: {n: 40}\n", model + "train: {eval_n: 40}\n"}) {
-    const Config c = parse_config(file, "o.yaml", {"train.eval_n=50", "train.best_metric=kid"});
-    EXPECT_EQ(c.eval.n, 50) << file;
-    EXPECT_EQ(c.eval.best_metric, "kid") << file;
-  }
-  // Out of range under the old name: the error names the key it is read as.
-  std::string e = test::error_of([&] { parse_config(model, "o.yaml", {"train.eval_n=1"}); });
-  EXPECT_NE(e.find("eval.n"), std::string::npos) << e;
-  e = test::error_of([&] { parse_config(model + "train: {eval_n: 40}\neval: {n: 50}\n", "both.yaml"); });
-  for (const char* w : {"both.yaml", "train.eval_n", "eval.n", "twice"}) EXPECT_NE(e.find(w), std::string::npos) << e;
 }
 
 // Every key the config resolves is read through a row of its table (core/config_keys.h): the

@@ -1,6 +1,6 @@
 // The metric registry sweep: every metric of metrics::metric_registry() through every path that
 // names metrics, on tiny feature sets: asked by name (--metrics, eval.metrics, the shorthand
-// pr/dc), computed by score_features where its needs are met and refused with the flag or key
+// none other), computed by score_features where its needs are met and refused with the flag or key
 // named where they are not, its value through a run's scores.csv and back, a panel of scores.png,
 // and eval.best_metric. The cases come from the registry itself, so a newly registered metric is
 // swept. Values are checked against the maths functions called directly (metrics/*.h).
@@ -138,7 +138,7 @@ TEST(MetricRegistry, EveryMetricScoresAsItsMathsFunction) {
     scope.key = "eval.metrics";
     scope.real_key = "eval.real", scope.real = "ref.npz";
     scope.real_is_stats = true;
-    scope.classifier = !classifier;
+    scope.network = classifier ? "inception" : "classifier";
     scope.no_samples_why = "no samples here";
     const unsigned blocking = metrics::kRealFeatures | metrics::kInception | metrics::kSamples;
     if (e.needs & blocking) {
@@ -222,31 +222,28 @@ TEST(MetricRegistry, ATableValueOutsideItsMetricsRangeIsRefused) {
   EXPECT_DOUBLE_EQ(eval::read_score_table(csv)[1].value("kid"), -0.0004);
 }
 
-// A run scored before scores.csv: its fid.csv reads, and the first new row starts scores.csv
-// with its rows, leaving fid.csv as it was.
-TEST(MetricRegistry, AnEarlierFidCsvReadsAndIsCarriedIntoScoresCsvUntouched) {
+// A pre-release build's fid.csv is refused, naming it and the command that scores the run anew,
+// and left as it was.
+TEST(MetricRegistry, APreReleaseFidCsvIsRefusedNamingItAndLeftAlone) {
   const std::string dir = test::fresh_dir("metric_registry_legacy");
   fs::create_directories(dir);
   const std::string old = "iteration,fid,is,kid,n,seconds,class_acc,features,precision,recall,density,coverage,ifid\n"
                           "10,479.7350045,,121.4031241,100,0.27,0.11,clf-1,0.2,0,0.542,0.08,747.6357532\n";
   { std::ofstream(dir + "/fid.csv") << old; }
-  auto rows = eval::read_run_scores(dir);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(rows[0].value("density"), 0.542);
-  EXPECT_TRUE(std::isnan(rows[0].value("is")));
-  eval::ScoreRow r = rows[0];
-  r.iteration = 20;
-  eval::append_run_score(dir, r);
-  rows = eval::read_run_scores(dir);
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(rows[0].value("ifid"), 747.6357532);
+  for (const auto& f : std::vector<std::function<void()>>{[&] { eval::read_run_scores(dir); },
+                                                          [&] { eval::append_run_score(dir, eval::ScoreRow{}); }}) {
+    const std::string e = test::error_of(f);
+    EXPECT_NE(e.find(dir + "/fid.csv"), std::string::npos) << e;
+    EXPECT_NE(e.find("hamgan fid --run " + dir), std::string::npos) << e;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/scores.csv"));
   std::ifstream in(dir + "/fid.csv");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), old);
 }
 
 TEST(MetricRegistry, ListsAreParsedOnceAndNamedInErrors) {
-  EXPECT_EQ(eval::parse_metrics("fid, pr,dc").text(), "fid,precision,recall,density,coverage");
-  for (const std::string bad : {"fid,,kid", "kid,kid", "bogus", " ", "fid,"}) {
+  EXPECT_EQ(eval::parse_metrics("fid, recall,precision").text(), "fid,precision,recall");
+  for (const std::string bad : {"fid,,kid", "kid,kid", "bogus", " ", "fid,", "pr", "dc"}) {
     SCOPED_TRACE(bad);
     const std::string e = test::error_of([&] { eval::parse_metrics(bad, "--metrics"); });
     EXPECT_EQ(e.rfind("--metrics '" + bad + "'", 0), 0u) << e;

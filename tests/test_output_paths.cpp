@@ -16,7 +16,7 @@
 #include "io/png.h"
 #include "support/cli.h"
 #include "support/errors.h"
-#include "support/legacy_fid_csv.h"
+#include "support/scores_csv.h"
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
@@ -30,7 +30,7 @@ std::string fresh(const std::string& name) { return test::fresh_dir("test_output
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // What a training run holds that must never become a PNG or an .npz: RUN/config.yaml,
-// RUN/classes.txt, RUN/fid.csv, RUN/checkpoints/ckpt_000000020.pt and RUN/best_ckpt_000000020.pt.
+// RUN/classes.txt, RUN/scores.csv, RUN/checkpoints/ckpt_000000020.pt and RUN/best_ckpt_000000020.pt.
 struct RunFiles {
   std::string dir, config, classes, fid_csv, ckpt, best;
 };
@@ -39,11 +39,11 @@ RunFiles make_run(const std::string& name) {
   RunFiles r;
   r.dir = fresh(name);
   fs::create_directories(r.dir + "/checkpoints");
-  r.config = r.dir + "/config.yaml", r.classes = r.dir + "/classes.txt", r.fid_csv = r.dir + "/fid.csv";
+  r.config = r.dir + "/config.yaml", r.classes = r.dir + "/classes.txt", r.fid_csv = r.dir + "/scores.csv";
   r.ckpt = r.dir + "/checkpoints/ckpt_000000020.pt", r.best = r.dir + "/best_ckpt_000000020.pt";
   write_text(r.config, test::tiny_checkpoint_yaml());
   write_text(r.classes, "000 n01\n001 n02\n002 n03\n");
-  test::write_legacy_fid_csv(r.dir, {{20, "12.5"}});
+  test::write_scores_csv(r.dir, {{20, "12.5"}});
   test::write_tiny_checkpoint(r.ckpt, 20, true, 1, test::tiny_checkpoint_yaml());
   fs::copy_file(r.ckpt, r.best);
   return r;
@@ -81,7 +81,7 @@ TEST(OutputPath, SameKindByContentElseRefused) {
   // A checkpoint, a score table, a config and a copy of the best checkpoint are not PNGs, whatever the name.
   for (const auto& [path, found] : std::vector<std::pair<std::string, std::string>>{
            {run.ckpt, "a zip archive whose first member is"},
-           {run.fid_csv, "a text file whose first line is 'iteration,fid,"},
+           {run.fid_csv, "a text file whose first line is 'iteration,n,seconds,features,fid'"},
            {run.config, "a text file whose first line is"},
            {run.best, "a zip archive"}}) {
     const std::string e = test::error_of([&] { io::check_output_path(path, io::png_output(), "--grid"); });
@@ -95,7 +95,7 @@ TEST(OutputPath, SameKindByContentElseRefused) {
              {run.ckpt, "is not an .npz of arrays", "zip archive whose first member is"});
   expect_has(test::error_of([&] { io::check_output_path(png, io::npz_output(), "--out"); }), {png, "(it is a PNG image)"});
   // A table is recognised by its header line.
-  const io::OutputKind table = io::text_output("a fid table", {test::kLegacyFidCsvHeader});
+  const io::OutputKind table = io::text_output("a fid table", {"iteration,n,seconds,features,fid"});
   EXPECT_EQ(test::error_of([&] { io::check_output_path(run.fid_csv, table); }), "(no error)");
   expect_has(test::error_of([&] { io::check_output_path(run.config, table); }), {run.config, "is not a fid table"});
 
@@ -250,7 +250,7 @@ TEST(DgapOutput, ReplacesOnlyAnEarlierDgapTable) {
     return test::error_of([&] { test::run_cli(cli::dgap, "dgap", {"--run", run.dir, "-n", "2", "--threads", "1"}); });
   };
   expect_has(dgap_error(), {table + " exists and is not the table of an earlier `hamgan dgap`",
-                            "a text file whose first line is 'iteration,fid,", "nothing was written"});
+                            "a text file whose first line is 'iteration,n,seconds,features,fid'", "nothing was written"});
   EXPECT_EQ(snapshot(run.dir), before);
   // An earlier dgap table passes the check: a run without checkpoints gets as far as them.
   const std::string earlier = fresh("dgap_earlier");

@@ -113,10 +113,10 @@ std::vector<int64_t> iterations_of(const std::string& dir) {
 // first: none of the files below needs to exist.
 TEST(FidRequests, EveryRequestThatCannotBeHonouredFailsAtStartUp) {
   const std::string dir = real3();
-  expect_names(fid_error({"--real", "ref.npz", "--checkpoint", "ck.pt", "--metrics", "fid,pr"}),
+  expect_names(fid_error({"--real", "ref.npz", "--checkpoint", "ck.pt", "--metrics", "fid,precision,recall"}),
                {"--metrics precision", "--real ref.npz", "statistics"});
   expect_names(fid_error({"--real", "ref.npz", "--fake", dir, "--metrics", "kid"}), {"--metrics kid", "--real ref.npz"});
-  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "is", "--features", "clf.pt"}),
+  expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "is", "--features", clf3()}),
                {"--metrics is", "--features", "class accuracy"});
   expect_names(fid_error({"--real", dir, "--fake", dir, "--metrics", "cas"}), {"--metrics cas", "--checkpoint"});
   expect_names(fid_error({"--real", dir, "--run", fresh("no_run"), "--metrics", "fid,cas"}), {"--metrics cas"});
@@ -140,7 +140,7 @@ TEST(TrainRequests, EveryKeyThatCannotBeHonouredFailsAtStartUp) {
   expect_names(scorer_error(scorer_keys("eval.metrics=fid,is")), {"eval.metrics is", "eval.features"});
   // An .npz reference has no features for precision: asking for it and ranking by it is an
   // error, not a run that never computes precision and never keeps a best checkpoint.
-  e = scorer_error("eval.every=2 eval.real=ref.npz eval.metrics=fid,pr eval.best_metric=precision");
+  e = scorer_error("eval.every=2 eval.real=ref.npz eval.metrics=fid,precision,recall eval.best_metric=precision");
   expect_names(e, {"eval.metrics precision", "eval.real ref.npz"});
   const std::string flat = noise_folder("flat_real", 0, 6, 1);
   expect_names(scorer_error(scorer_keys("eval.metrics=fid,ifid eval.real=" + flat)),
@@ -183,8 +183,8 @@ TEST(TrainRequests, AnotherSampleCountThanTheTablesIsRefused) {
 // scores it at its first eval, so the table and the best checkpoint consider it.
 TEST(TrainScorer, ACheckpointLeftUnscoredIsScoredOnResume) {
   const std::vector<std::pair<std::string, EvalHook>> first_sessions = {
-      {"killed", [](int64_t, const std::string&, const PhaseProgress::Say&) {}},
-      {"failed", [](int64_t, const std::string&, const PhaseProgress::Say&) { fail("the score failed"); }}};
+      {"killed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*) {}},
+      {"failed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*) { fail("the score failed"); }}};
   for (const auto& [name, hook] : first_sessions) {
     SCOPED_TRACE(name);
     const std::string dir = fresh("gap_" + name);
@@ -242,7 +242,7 @@ TEST(PrdcDuplicates, ZeroRadiiAreNamedInAWarning) {
   const torch::Tensor img = torch::full({32, 32, 1}, 90, torch::kUInt8);
   for (int k = 0; k < 10; ++k) write_png(dup + "/000/" + std::to_string(k) + ".png", img);
   const std::string out = test::run_cli(
-      cli::fid, "fid", {"--real", dup, "--fake", dup, "--metrics", "pr,dc", "--features", clf3(), "--threads", "1"});
+      cli::fid, "fid", {"--real", dup, "--fake", dup, "--metrics", "precision,recall,density,coverage", "--features", clf3(), "--threads", "1"});
   expect_names(out, {"warning: precision/recall/density/coverage: the real features of " + dup, "fake features"});
 }
 

@@ -126,9 +126,9 @@ TEST(CompareSeeds, TableEqualsTheOraclesAndFilesAreWritten) {
   EXPECT_EQ(curves[3].size(), 2u);  // groups by name: alpha, beta, delta, gamma
 }
 
-// A run scored today writes scores.csv (gan/eval/score_table.h); one scored earlier has only
-// fid.csv; a run with both is read from scores.csv. All three join their groups.
-TEST(CompareSeeds, ReadsScoresCsvAndEarlierFidCsv) {
+// Runs' scores.csv (gan/eval/score_table.h), written by hamgan or by hand with a subset of the
+// columns, join their groups; a pre-release build's fid.csv is refused, naming it.
+TEST(CompareSeeds, ReadsScoresCsvAndRefusesAPreReleaseFidCsv) {
   const std::string dir = test::fresh_dir("test_seed_stats", "tables");
   auto row = [](int64_t it, double fid, double acc) {
     eval::ScoreRow r;
@@ -140,10 +140,11 @@ TEST(CompareSeeds, ReadsScoresCsvAndEarlierFidCsv) {
   eval::append_run_score(dir + "/new_s0", row(100, 40.0, 0.5));
   eval::append_run_score(dir + "/new_s0", row(200, 30.0, 0.75));
   fs::create_directories(dir + "/new_s1");
-  std::ofstream(dir + "/new_s1/fid.csv") << "iteration,fid,is,kid,n,seconds\n100,50,nan,nan,100,1\n200,20,nan,nan,100,1\n";
+  std::ofstream(dir + "/new_s1/scores.csv") << "iteration,fid,is,kid,n,seconds,features\n100,50,nan,nan,100,1,inception\n"
+                                                "200,20,nan,nan,100,1,inception\n";
   fs::create_directories(dir + "/both_s0");
-  std::ofstream(dir + "/both_s0/fid.csv") << "iteration,fid,is,kid,n,seconds\n100,99,nan,nan,100,1\n";
-  eval::append_run_score(dir + "/both_s0", row(300, 10.0, 0.25));  // starts scores.csv with fid.csv's row
+  std::ofstream(dir + "/both_s0/scores.csv") << "iteration,fid,n,seconds,features\n100,99,100,1,inception\n";
+  eval::append_run_score(dir + "/both_s0", row(300, 10.0, 0.25));  // rewritten in the full header
   const auto groups = eval::load_seed_groups(dir);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].name, "both");
@@ -158,13 +159,17 @@ TEST(CompareSeeds, ReadsScoresCsvAndEarlierFidCsv) {
   // "new": last FID 30 and 20 over two seeds: mean 25, sd sqrt(50) = 7.07.
   EXPECT_NE(eval::seed_table(groups).find("| new | 2 | 200 | 0.750 | 25.0 ± 7.1 |"), std::string::npos)
       << eval::seed_table(groups);
+  fs::create_directories(dir + "/old_s0");
+  std::ofstream(dir + "/old_s0/fid.csv") << "iteration,fid,is,kid,n,seconds\n100,50,nan,nan,100,1\n";
+  const std::string e = test::error_of([&] { eval::load_seed_groups(dir); });
+  EXPECT_NE(e.find(dir + "/old_s0/fid.csv: the score table of a pre-release hamgan"), std::string::npos) << e;
 }
 
 TEST(CompareSeeds, ErrorsNameWhatIsWrong) {
   const std::string dir = test::fresh_dir("test_seed_stats", "errors");
-  fs::create_directories(dir + "/plain/fid.csv.d");
+  fs::create_directories(dir + "/plain/scores.csv.d");
   std::string e = test::error_of([&] { eval::load_seed_groups(dir + "/plain"); });
-  EXPECT_NE(e.find("no " + dir + "/plain/<name>_s<seed>/scores.csv (or fid.csv) with rows"), std::string::npos) << e;
+  EXPECT_NE(e.find("no " + dir + "/plain/<name>_s<seed>/scores.csv with rows"), std::string::npos) << e;
   e = test::error_of([&] { eval::load_seed_groups(dir + "/missing"); });
   EXPECT_NE(e.find("not a directory"), std::string::npos) << e;
   // A file that is not an earlier output is never replaced, and nothing is written.

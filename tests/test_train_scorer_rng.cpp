@@ -83,11 +83,11 @@ Trained train_run(const Config& cfg, const std::string& name, bool scorer, std::
   Trained r;
   if (scorer) {
     const EvalHook hook = eval::make_train_scorer(cfg, dir);
-    opt.eval = [&r, hook, cuda](int64_t it, const std::string& ck, const PhaseProgress::Say& say) {
+    opt.eval = [&r, hook, cuda](int64_t it, const std::string& ck, const PhaseProgress::Say& say, TensorBoardLog* view) {
       const torch::Tensor cpu = at::detail::getDefaultCPUGenerator().get_state();
       torch::Tensor gpu;
       if (cuda) gpu = at::globalContext().defaultGenerator(*cuda).get_state();
-      hook(it, ck, say);
+      hook(it, ck, say, view);
       ++r.scores;
       EXPECT_TRUE(torch::equal(cpu, at::detail::getDefaultCPUGenerator().get_state()))
           << "the score at iteration " << it << " moved the CPU generator";

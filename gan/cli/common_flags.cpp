@@ -157,8 +157,9 @@ int64_t channels_of(const cxxopts::ParseResult& r) {
 
 void add_features_option(cxxopts::Options& o) {
   o.add_options()("features",
-                  "domain classifier (`hamgan classifier train --out`), as eval.features: FID in its features instead "
-                  "of Inception's, plus class accuracy",
+                  "the feature network's weight file, as eval.features, recognised from its contents: a domain "
+                  "classifier (`hamgan classifier train --out`: FID in its features plus class accuracy), a DINOv2 "
+                  "backbone (dinov2_vit*14_pretrain.pth, scripts/download_dinov2.sh: fd_dinov2) or Inception weights",
                   cxxopts::value<std::string>());
 }
 

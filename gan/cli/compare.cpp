@@ -17,7 +17,7 @@ int compare(int argc, char** argv) {
                         "Scored runs (hamgan fid --run) side by side: one figure, one table, a ranking");
   add_out_option(opts, "a prefix: OUT.png and OUT.csv (OUT.csv or OUT.png name the same pair); with --seeds OUT.md "
                        "and OUT.svg (optional)");
-  opts.add_options()("run", "a scored run directory (scores.csv, or an earlier fid.csv; repeat, up to 10)",
+  opts.add_options()("run", "a scored run directory (its scores.csv; repeat, up to 10)",
                      cxxopts::value<std::vector<std::string>>())(
       "seeds", "instead of --run: every DIR/<name>_s<seed> with a score table, grouped by name (mean +- sd over "
       "seeds, Welch's t)", cxxopts::value<std::string>())(

@@ -86,7 +86,7 @@ int fid(int argc, char** argv) {
   add_metrics_option(o);
   o.add_options()("fake", "image directory to score: DIR/<class number>/<image> as `hamgan sample` writes it, or flat "
               "(hidden entries skipped)", cxxopts::value<std::string>())(
-      "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/scores.csv (or an earlier DIR/fid.csv)",
+      "run", "training run directory: score each checkpoints/ckpt_*.pt not yet in DIR/scores.csv",
       cxxopts::value<std::string>())(
       "test-split", "score the test split of the --real data source (-n of its images) against its training images, "
                     "as --checkpoint scores samples: the figures real images reach in these features")(

@@ -65,42 +65,22 @@ void check_context_resolution(ConfigNode& parent, const std::string& key,
                                            list + "), got " + std::to_string(c.resolution));
 }
 
-// One line per set of old keys and process: the stored configs of a run's checkpoints are all
-// read, and say the same.
-void note_moved(const std::string& where, const std::string& from, const std::string& to) {
-  static std::set<std::string> said;
-  if (said.insert(from).second)
-    std::cerr << "note: " << where << ": " << from << " read as " << to << " (evaluation keys are in eval:)\n";
+// A key of a pre-release build's config (moved_eval_keys), in a file or an override: an error
+// naming it and its key now.
+void refuse_moved(const std::string& where, const std::string& from, const std::string& to) {
+  fail(where, ": key '", from, "' is a pre-release hamgan's; it is '", to, "' now (rename it)");
 }
 
-// A "train.eval_n=50" override set under its new key.
-std::string moved_override(const std::string& assignment) {
+std::string checked_override(const std::string& assignment) {
   for (const auto& [from, to] : moved_eval_keys())
-    if (assignment.rfind(from + "=", 0) == 0) {
-      note_moved("override", from, to);
-      return to + assignment.substr(from.size());
-    }
+    if (assignment.rfind(from + "=", 0) == 0) refuse_moved("override '" + assignment + "'", from, to);
   return assignment;
 }
 
-// One file's tree (before bases merge: a preset may still say train.eval_n over a base that
-// says eval.n) with the moved keys under their new names; both names in one file is an error.
-void move_eval_keys(YAML::Node& root, const std::string& name) {
+void refuse_moved_keys(const YAML::Node& root, const std::string& name) {
   if (!root.IsMap() || !root["train"] || !root["train"].IsMap()) return;
-  if (root["eval"] && !root["eval"].IsMap() && !root["eval"].IsNull()) return;  // the eval: reader names it
-  YAML::Node train = root["train"];
-  std::string froms, tos;
-  for (const auto& [from, to] : moved_eval_keys()) {
-    const std::string old_key = from.substr(from.find('.') + 1), new_key = to.substr(to.find('.') + 1);
-    if (!train[old_key]) continue;
-    if (root["eval"] && root["eval"].IsMap() && root["eval"][new_key])
-      fail(name, ": keys '", from, "' and '", to, "': the same setting twice; expected ", to, " only");
-    if (!root["eval"] || root["eval"].IsNull()) root["eval"] = YAML::Node(YAML::NodeType::Map);
-    root["eval"][new_key] = YAML::Clone(train[old_key]);
-    train.remove(old_key);
-    froms += (froms.empty() ? "" : ", ") + from, tos += (tos.empty() ? "" : ", ") + to;
-  }
-  if (!froms.empty()) note_moved(name, froms, tos);
+  for (const auto& [from, to] : moved_eval_keys())
+    if (root["train"][from.substr(from.find('.') + 1)]) refuse_moved(name, from, to);
 }
 
 // Each section's table (gan/config/config_keys.cpp), then the checks across keys. `listing`:
@@ -111,7 +91,7 @@ Config parse_tree(YAML::Node root, const std::string& name, const std::vector<st
   source->file = name;
   source->listing = listing;
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  for (const auto& o : overrides) source->overridden.insert(apply_override(root, moved_override(o)));
+  for (const auto& o : overrides) source->overridden.insert(apply_override(root, checked_override(o)));
 
   Config cfg;
   cfg.source = name;
@@ -294,7 +274,7 @@ YAML::Node merge_over(YAML::Node base, const YAML::Node& top) {
 // A preset's `base: FILE` (relative to the preset): the base's keys (and its own base's),
 // overridden by the preset's. `chain` holds the files read so far, for cycles and messages.
 YAML::Node resolve_base(YAML::Node root, const std::string& name, std::vector<std::string>& chain) {
-  move_eval_keys(root, name);
+  refuse_moved_keys(root, name);
   if (!root["base"]) return root;
   const YAML::Node b = root["base"];
   if (!b.IsScalar() || b.Scalar().empty())

@@ -143,8 +143,8 @@ struct EvalConfig {
   int64_t fid_n = 10000;
 };
 
-// The keys that the eval: section took over from train: (train.eval_n -> eval.n, ...): read
-// under their new name, with a note (configs of older runs and checkpoints still load).
+// The keys that the eval: section took over from train: (train.eval_n -> eval.n, ...) in
+// pre-release builds: an error naming the key it is now.
 const std::vector<std::pair<std::string, std::string>>& moved_eval_keys();
 
 struct Config {

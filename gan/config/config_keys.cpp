@@ -245,7 +245,8 @@ const KeyTable<EvalConfig>& eval_keys() {
               "(gan/eval/train_scorer.h); 0: off"),
       integer("n", &E::n, 2, kMaxFidSamples, "samples, and real images of the reference, per score"),
       text("features", &E::features, "a path; \"\": Inception",
-           "a domain classifier (`hamgan classifier train`, as `fid --features`) to score in"),
+           "the feature network to score in, as `fid --features`: a domain classifier (`hamgan classifier train`) "
+           "or a DINOv2 backbone (FD_DINOv2)"),
       text("real", &E::real, "a path; \"\": `data.path`", "the reference (.npz, image directory or data source)"),
       parsed<E, std::string>(
           "metrics", &E::metrics, "a comma list of metric names (as `fid --metrics`)", "what each score computes",

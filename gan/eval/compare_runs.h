@@ -25,7 +25,7 @@ struct RunSummary {
   std::map<std::string, double> last, at_best;
 };
 
-// One summary per run, in the order given. Errors (hamgan::Error) name the run: no fid.csv or
+// One summary per run, in the order given. Errors (hamgan::Error) name the run: no scores.csv or
 // no rows, two rows for one iteration (which of them is the checkpoint's score cannot be
 // told), two runs of one name, runs scored in different feature networks (their FIDs do not
 // compare), more runs than plot colours (10).
@@ -36,7 +36,7 @@ void plot_runs(const std::vector<std::string>& run_dirs, const std::string& png_
 // a folder ("dir/", ".", ""): the outputs would be the hidden files dir/.csv and dir/.png.
 std::string compare_prefix(const std::string& out);
 // io/output_path.h's rule for both outputs: error unless PREFIX.csv and PREFIX.png are absent
-// or an earlier comparison's (a PNG beside a compare table; never a run's fid.csv / fid.png,
+// or an earlier comparison's (a PNG beside a compare table; never a run's scores.csv / scores.png,
 // or any other file), and their folder exists. Nothing is written.
 void check_compare_outputs(const std::string& prefix);
 // CSV of the summaries (header run,iteration,best_iteration,img_s,features, then each table

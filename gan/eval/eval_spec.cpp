@@ -1,7 +1,7 @@
 #include "gan/eval/eval_spec.h"
 
 #include "core/error.h"
-#include "gan/train/distributed.h"
+#include "core/device.h"
 
 namespace hamgan::eval {
 
@@ -38,7 +38,7 @@ EvalSpec eval_spec_from_config(const Config& cfg, const std::string& run_dir) {
   r.features = {e.features, "eval.features"};
   r.real = e.real.empty() ? Given<std::string>{cfg.data.path, "data.path"} : Given<std::string>{e.real, "eval.real"};
   if (e.real.empty()) r.format = cfg.data.format;
-  r.device = train_device(word_of(cfg.train.device, kDeviceWords));
+  r.device = resolve_device(word_of(cfg.train.device, kDeviceWords));
   r.n = {e.n, "eval.n"};  // samples, and at most as many real images (real_n 0)
   r.metrics = {e.metrics, "eval.metrics"};
   return build_eval_spec(r);

@@ -17,9 +17,12 @@ namespace {
 // Why scope `s` cannot compute metric `name` ("" when it can).
 std::string why_not(const std::string& name, const MetricScope& s) {
   const unsigned needs = metrics::metric_entry(name).needs;
-  if ((needs & metrics::kInception) && s.classifier)
+  if ((needs & metrics::kInception) && s.network == "classifier")
     return "needs Inception's 1000 ImageNet logits; with a domain classifier (" + s.features_key +
            ") class accuracy is reported instead. Drop '" + name + "', or score with Inception";
+  if ((needs & metrics::kInception) && s.network != "inception")
+    return "needs Inception's 1000 ImageNet logits; the " + s.network + " features of " + s.features_key +
+           " have none. Drop '" + name + "', or score with Inception";
   if ((needs & metrics::kRealFeatures) && s.real_is_stats)
     return "compares real and fake image features, and " + s.real_key + " " + s.real +
            " holds only statistics (mean and covariance). Give " + s.real_key +

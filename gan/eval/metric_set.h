@@ -20,7 +20,7 @@ struct MetricScope {
   std::string features_key = "--features";  // the feature network's flag or config key
   std::string real_key = "--real", real;  // the reference's flag or key, and its value
   bool real_is_stats = false;     // an .npz: statistics only, no features to compare
-  bool classifier = false;        // a domain classifier: no Inception Score (class accuracy instead)
+  std::string network = "inception";  // the feature network (metrics/feature_nets.h): only Inception's has IS
   std::string no_samples_why;     // non-empty: no metric needing fresh samples here, and why
 };
 // Error naming scope.key (and the reference's flag or key where it is the reason) for the first

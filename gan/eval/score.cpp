@@ -1,5 +1,7 @@
 #include "gan/eval/score.h"
 
+#include "metrics/feature_nets.h"
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -40,6 +42,7 @@ Score score_features(const metrics::Features& fake, const Reference& ref, const 
   const auto t0 = std::chrono::steady_clock::now();
   Score r;
   r.n = fake.pool.size(0);
+  r.distance = metrics::distance_name(net.identity());
   metrics::MetricInputs in{fake, net, ref.stats.mu, ref.stats.sigma, ref.pool, ref.labels, ref.name,
                            std::move(samples_classifier), {}};
   if (m.any_needs(metrics::kRealFeatures) && !ref.pool.defined()) r.notes.push_back(ref.no_kid_why);
@@ -84,9 +87,12 @@ std::string shown(const metrics::MetricValue& v) {
 
 }  // namespace
 
+std::string Score::label(const std::string& name) const { return name == "fid" ? distance : name; }
+
 void print_score(const Score& s, std::ostream& out) {
   for (const auto& e : metrics::metric_registry())
-    if (const auto it = s.values.find(e.name); it != s.values.end()) out << e.name << " " << shown(it->second) << "\n";
+    if (const auto it = s.values.find(e.name); it != s.values.end())
+      out << s.label(e.name) << " " << shown(it->second) << "\n";
   for (const auto& w : s.warnings) out << "warning: " << w << "\n";
   for (const auto& w : s.notes) out << "note: " << w << "\n";
 }
@@ -95,7 +101,7 @@ std::string score_line(const Score& s) {
   std::string line;
   for (const auto& e : metrics::metric_registry())
     if (const auto it = s.values.find(e.name); it != s.values.end() && std::isfinite(it->second.value))
-      line += (line.empty() ? "" : ", ") + e.name + " " + shown(it->second);
+      line += (line.empty() ? "" : ", ") + s.label(e.name) + " " + shown(it->second);
   return line;
 }
 

@@ -22,6 +22,10 @@ struct Score {
   int64_t n = 0;
   double seconds = 0;          // everything (the 2048-d Frechet distance alone takes seconds)
   double sample_seconds = 0;   // sampling + features only
+  // The Frechet distance's name in these features: fid, or fd_dinov2 (metrics/feature_nets.h).
+  std::string distance = "fid";
+  // How metric `name` is printed: the distance's name for fid, else the name.
+  std::string label(const std::string& name) const;
   // The value of metric `name`, NaN when not computed.
   double value(const std::string& name) const;
 };

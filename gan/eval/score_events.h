@@ -1,4 +1,4 @@
-// A run's scores in TensorBoard, beside training's train/<key> scalars (gan/train/tensorboard_log.h):
+// A run's scores in TensorBoard, beside training's train/<key> scalars (io/tensorboard_log.h):
 // each scored checkpoint's row as eval/<metric> at its iteration in DIR/tensorboard, and the real
 // test images' row of DIR/real_scores.csv (gan/eval/real_scores.h) under the same tags at the same
 // iterations in DIR/tensorboard/real_test. TensorBoard takes that folder for a run of its own and
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gan/eval/score_table.h"
-#include "gan/train/tensorboard_log.h"
+#include "io/tensorboard_log.h"
 
 namespace hamgan::eval {
 

@@ -13,6 +13,7 @@
 #include "io/dir_lock.h"
 #include "io/output_path.h"
 #include "io/png.h"
+#include "metrics/feature_nets.h"
 #include "plot/line_plot.h"
 
 namespace hamgan::eval {
@@ -68,9 +69,11 @@ void plot_run(const std::string& run_dir) {
     std::vector<double> ys;
     for (const auto& r : rows) ys.push_back(r.value(name));
     if (std::none_of(ys.begin(), ys.end(), [](double v) { return std::isfinite(v); })) continue;
-    st.y_label = name;
+    // FID is named as its features' distance (fd_dinov2 in DINOv2's: never read as FID).
+    const std::string distance = metrics::distance_name(rows.back().net);
+    st.y_label = name == "fid" ? distance : name;
     std::transform(st.y_label.begin(), st.y_label.end(), st.y_label.begin(), ::toupper);  // the font's letters
-    if (name == "fid" && !rows.back().net.empty()) st.y_label += " (DOMAIN FEATURES)";
+    if (name == "fid" && distance == "fid" && !rows.back().net.empty()) st.y_label += " (DOMAIN FEATURES)";
     if (real && std::isfinite(real->value(name)))
       panels.push_back(plot::line_plot(
           xs, {plot::Series{"samples", ys}, plot::Series{"real test images", std::vector<double>(xs.size(), real->value(name))}},

@@ -27,13 +27,16 @@ double ScoreRow::value(const std::string& metric) const {
 std::string score_table_header() { return "iteration,n,seconds,features," + join_words(metrics::table_metric_names(), ","); }
 
 std::string scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "scores.csv").string(); }
-std::string legacy_scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "fid.csv").string(); }
 std::string scores_png(const std::string& run_dir) { return (fs::path(run_dir) / "scores.png").string(); }
 std::string real_scores_csv(const std::string& run_dir) { return (fs::path(run_dir) / "real_scores.csv").string(); }
 
 std::string run_score_table(const std::string& run_dir) {
+  // Pre-release builds wrote DIR/fid.csv: its rows are not read as this build's.
+  const std::string old = (fs::path(run_dir) / "fid.csv").string();
   std::error_code ec;
-  if (!fs::exists(scores_csv(run_dir), ec) && fs::exists(legacy_scores_csv(run_dir), ec)) return legacy_scores_csv(run_dir);
+  if (!fs::exists(scores_csv(run_dir), ec) && fs::exists(old, ec))
+    fail(old, ": the score table of a pre-release hamgan; move it aside and score the run again with `hamgan fid --run ",
+         run_dir, "`");
   return scores_csv(run_dir);
 }
 
@@ -169,14 +172,12 @@ std::string table_text(const std::vector<ScoreRow>& rows) {
   return text;
 }
 
-// DIR/scores.csv in the current header, holding fid.csv's rows when it is the first of them.
+// DIR/scores.csv in the current header (a table of a subset of its columns is rewritten).
 void ready_table(const std::string& run_dir) {
-  const std::string csv = scores_csv(run_dir);
+  const std::string csv = run_score_table(run_dir);
   std::error_code ec;
   const bool exists = fs::exists(csv, ec) && fs::file_size(csv, ec) > 0;
-  if (!exists && fs::exists(legacy_scores_csv(run_dir), ec))
-    io::write_file_atomically(csv, table_text(read_score_table(legacy_scores_csv(run_dir))));
-  else if (exists && first_line(csv) != score_table_header())
+  if (exists && first_line(csv) != score_table_header())
     io::write_file_atomically(csv, table_text(read_score_table(csv)));
 }
 

@@ -2,12 +2,10 @@
 // of the registry fit for a table (metrics::table_metric_names(): fid,is,kid,class_acc,...), one
 // row per scored checkpoint. Rows are appended one at a time (one write + flush + fsync each),
 // so a crash loses at most the row being computed. An empty field (or "nan") means not
-// computed; `features` names the feature network ("inception" or a domain classifier's
-// identity). The table is read by its header, so a table with fewer metric columns (an earlier
-// registry) and a run's earlier DIR/fid.csv (the same words, in other orders) read as they are;
-// the first row written to a run that has only fid.csv starts scores.csv with fid.csv's rows,
-// leaving fid.csv untouched, and a table of another header is rewritten (atomically) in the
-// current one before a row is appended.
+// computed; `features` names the feature network ("inception", a domain classifier's identity
+// or a DINOv2 backbone's: its fid column is then FD_DINOv2). The table is read by its header, so
+// a table of a subset of the columns reads as it is, and is rewritten (atomically) in the
+// current header before a row is appended.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -29,16 +27,15 @@ struct ScoreRow {
 // The current header.
 std::string score_table_header();
 
-// DIR/scores.csv, and the name of a run's earlier table.
+// DIR/scores.csv
 std::string scores_csv(const std::string& run_dir);
-std::string legacy_scores_csv(const std::string& run_dir);  // DIR/fid.csv
 // DIR/scores.png, the plot of the table (gan/eval/score_run.h).
 std::string scores_png(const std::string& run_dir);
 // DIR/real_scores.csv: the data's own test images scored in the table's features, one row in
 // the table's format (gan/eval/real_scores.h).
 std::string real_scores_csv(const std::string& run_dir);
-// The table a run's scores are read from: scores.csv, else an earlier fid.csv, else scores.csv
-// (absent: no rows).
+// The table a run's scores are read from and written to: scores.csv (absent: no rows). A
+// pre-release build's fid.csv in its place is an error naming it and `hamgan fid --run DIR`.
 std::string run_score_table(const std::string& run_dir);
 
 // All rows of one table file; a missing file gives none; a leading UTF-8 byte-order mark is

@@ -73,7 +73,7 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
     std::smatch m;
     const std::string name = e.filename().string();
     if (!std::regex_match(name, m, seeded) || !fs::is_directory(e)) continue;
-    const std::string table = run_score_table(e.string());  // scores.csv, else an earlier fid.csv
+    const std::string table = run_score_table(e.string());
     std::vector<ScoreRow> rows = read_score_table(table);
     if (rows.empty()) continue;
     sort_one_row_per_iteration(rows, table);  // as `compare --run` reads a run
@@ -89,7 +89,7 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
     g.name = m[1].str();
     g.seeds[seed] = std::move(rows);
   }
-  if (by_name.empty()) fail("compare --seeds '", dir, "': no ", dir, "/<name>_s<seed>/scores.csv (or fid.csv) with rows found");
+  if (by_name.empty()) fail("compare --seeds '", dir, "': no ", dir, "/<name>_s<seed>/scores.csv with rows found");
   std::vector<SeedGroup> groups;
   for (auto& [name, g] : by_name) groups.push_back(std::move(g));
   return groups;

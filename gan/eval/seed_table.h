@@ -1,6 +1,6 @@
 // `hamgan compare --seeds DIR`: runs that differ only in their seed, summarised per name. Every
-// DIR/<name>_s<seed> with a score table (gan/eval/score_table.h: scores.csv, or a run's earlier
-// fid.csv; as SEEDS=... scripts/compare_modules.sh writes them) joins the group <name>; a
+// DIR/<name>_s<seed> with a score table (gan/eval/score_table.h: scores.csv, as SEEDS=...
+// scripts/compare_modules.sh writes them) joins the group <name>; a
 // folder without the _s<seed> suffix is not part of any group. Per group: the last
 // checkpoint's class accuracy, FID, precision and recall, and the mean of the last four
 // checkpoints' class accuracy and FID (one 1000-sample score moves by about +-8 FID), each as

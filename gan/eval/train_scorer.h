@@ -10,6 +10,8 @@
 // build_eval_spec makes of the eval: section (eval_spec_from_config, gan/eval/eval_spec.h), as
 // it makes `hamgan fid --run`'s of the flags.
 //
+// It adapts the run scorer (gan/eval/run_scorer.h) to the loop's hook: the score's own random
+// stream, the run's lock, the gaps and stale rows below, and the loop's TensorBoard log.
 // A score measures training without moving it: it draws from its own seeded stream, and the
 // default generators training draws from (CPU, and the scoring device's on CUDA) are restored
 // afterwards. Every checkpoint at an eval point gets its row: one that a killed or failed score
@@ -19,7 +21,8 @@
 #include <string>
 
 #include "gan/config/config.h"
-#include "gan/train/trainer.h"
+#include "gan/checkpoint/checkpoint_hook.h"
+#include "gan/eval/run_scorer.h"
 
 namespace hamgan::eval {
 
@@ -27,9 +30,6 @@ namespace hamgan::eval {
 // best_metric, reference, classifier or n the scores cannot honour or would mix into the
 // table); the hook holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
 EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir);
-
-// checkpoints/best_ckpt_<iteration>.pt of a run directory.
-std::string best_checkpoint_path(const std::string& run_dir, int64_t iteration);
 
 // The seed of the stream a score draws from (weight initialisation of the generator it loads,
 // standing statistics): the same for every score, whatever training has drawn.

@@ -11,6 +11,20 @@
 
 namespace hamgan {
 
+namespace {
+
+// metrics.jsonl's row as train/<key> scalars: the keys and values of progress.cpp's row.
+std::vector<std::pair<std::string, double>> tensorboard_scalars(const TrainStats& m) {
+  std::vector<std::pair<std::string, double>> v = {{"train/wall_s", m.wall_s}, {"train/d_loss", m.d_loss()}};
+  const std::vector<StatName>& names = stat_names();
+  for (size_t j = 0; j < names.size(); ++j) v.emplace_back(std::string("train/") + names[j].key, m.stat[j]);
+  v.insert(v.end(), {{"train/g_lr", m.g_lr}, {"train/d_lr", m.d_lr}, {"train/it_s", m.it_s}, {"train/img_s", m.img_s}});
+  return v;
+}
+
+}  // namespace
+
+
 Reporter::Reporter(const Config& cfg, std::ostream* out, bool lead, int world, std::vector<IterStats>* history)
     : cfg_(cfg), lead_(lead), world_(world), history_(history), out_(!lead ? quiet_ : out ? *out : std::cout) {}
 
@@ -88,7 +102,7 @@ void Reporter::report(const Trainer& t, const StopPolicy& stop, const RunDir& di
   m.d_lr = cfg_.train.d_lr * t.lr_scale();
   if (stop.time_limit_s() > 0) m.time_left_s = std::max(0.0, stop.time_limit_s() - m.wall_s);
   progress_->report(m);
-  tensorboard_->train_stats(m);
+  tensorboard_->scalars(m.iteration, tensorboard_scalars(m));
   announce_speed(t, m.it_s, stop);
   if (lead_) redraw_train_stats_plot(dir.path(), [this](const std::string& w) { progress_->message(w); });
   last_report_ = now;

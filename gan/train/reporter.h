@@ -16,7 +16,7 @@
 #include "gan/config/config.h"
 #include "gan/train/progress.h"
 #include "gan/train/stop_policy.h"
-#include "gan/train/tensorboard_log.h"
+#include "io/tensorboard_log.h"
 #include "gan/train/train_stats.h"
 
 namespace hamgan {

@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "io/metrics_log.h"
+
 namespace hamgan {
 
-// The records of a training statistics log (DIR/metrics.jsonl: one flat JSON object of
-// numbers per line), each as key -> value, after the resume rule above. Malformed lines: hamgan::Error naming the line.
-std::vector<std::map<std::string, double>> read_train_stats_log(const std::string& path);
 // Writes DIR/metrics.png (atomically); nothing when the log has no records.
 void plot_train_stats(const std::string& run_dir);
 // plot_train_stats for the trainer: a failure is passed to `warn` (once per process) instead of

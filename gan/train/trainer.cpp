@@ -26,7 +26,7 @@
 #include "gan/train/reporter.h"
 #include "gan/train/run_dir.h"
 #include "gan/train/stop_policy.h"
-#include "gan/train/tensorboard_log.h"
+#include "io/tensorboard_log.h"
 #include "gan/train/train_hooks.h"
 #include "layers/cbn_relu.h"
 #include "layers/channel_bias.h"
@@ -411,7 +411,8 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   const std::unique_ptr<BatchSource> source = make_source(t.micro_batch(), resumed ? resumed->loader : LoaderState{});
   stop.start();
   report.start(t, dir);
-  const ActiveTensorBoardLog scores_to(report.tensorboard());  // the scorer's scores land there too
+  // The scorer's rows go to the loop's own TensorBoard file, beside train/<key>.
+  TensorBoardLog* const view = report.tensorboard().enabled() ? &report.tensorboard() : nullptr;
 
   TrainOutcome outcome = TrainOutcome::Finished;
   const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence
@@ -429,7 +430,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       const bool eval_point = opt.eval && every(cfg.eval.every, it);
       if (every(tc.sample_every, it)) report.tensorboard().image(it, "samples", dir.save_grid(t));
       if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
-      if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say);
+      if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say, view);
       if (eval_point) last_eval = it;
       if (stopping) {
         outcome = *stopping;
@@ -452,7 +453,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   }
   // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.
   if (opt.eval && cfg.eval.every > 0 && last_eval != t.iteration() && lead && !interrupted)
-    opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say);
+    opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say, view);
   report.finish(outcome, t, dir);
   return {outcome, t.iteration()};
 }

@@ -16,6 +16,7 @@
 #include "core/device.h"
 #include "core/phase_progress.h"
 #include "gan/checkpoint/checkpoint.h"
+#include "gan/checkpoint/checkpoint_hook.h"
 #include "gan/config/config.h"
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
@@ -135,11 +136,6 @@ class Trainer {
   std::function<void(const char*)> phase_mark_;
 };
 
-// Scores a checkpoint while training (gan/eval/train_scorer.h plugs in; gan/train cannot see
-// gan/eval): called on the lead rank at every eval.every iteration and at the end, with
-// the checkpoint just written; `say` prints a line between the progress lines.
-using EvalHook = std::function<void(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say)>;
-
 struct TrainOptions {
   std::string out_dir;            // checkpoints/, samples/, metrics.jsonl
   bool handle_signals = true;     // SIGINT/SIGTERM: finish the step, checkpoint, stop
@@ -147,7 +143,7 @@ struct TrainOptions {
   DataParallel* dp = nullptr;     // multi-process: only rank 0 writes files and reports
   std::optional<torch::Device> device;  // this rank's; unset: train_device(train.device, dp)
   std::vector<std::string> class_names;  // the data's (synsets); a new run writes classes.txt
-  EvalHook eval;                          // eval.every's scorer; null: none
+  EvalHook eval;                          // eval.every's scorer (gan/checkpoint/checkpoint_hook.h); null: none
 };
 
 struct TrainResult {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TensorBoard itself reads a training run's event files (gan/train/tensorboard_log.h): a tiny
+"""TensorBoard itself reads a training run's event files (io/tensorboard_log.h): a tiny
 Fashion-MNIST run with in-training scores, killed with SIGKILL after it wrote past its last
 checkpoint, then resumed to the end. TensorBoard's EventAccumulator (and the plugin accumulator
 its server uses) must then show, on one step axis:
@@ -17,8 +17,8 @@ its server uses) must then show, on one step axis:
   eval/<column> tags at every scored iteration: the flat line beside the samples'.
 
 Then a run trained without scoring, scored by `hamgan fid --run` (a process of its own), trained
-on and scored again, and its real_scores.csv made anew: the same eval/<column> series in
-TensorBoard's view of the run, each iteration once, and the same real line.
+on and scored again: the same eval/<column> series in TensorBoard's view of the run, each
+iteration once, and the same real line.
 
 The interpreter must have the tensorboard package: a missing one is a failure, never a skip.
 
@@ -121,9 +121,8 @@ def check_scores(run, tb, acc):
 
 def score_run_by_fid(src, binary, work, clf, env):
     """A run trained with no scorer, then scored, trained on and scored again by `hamgan fid
-    --run`; then its real_scores.csv made anew by a `fid --run` that has nothing left to score;
-    then that run as an earlier hamgan left it, scored but with no scores in TensorBoard, scored
-    again by `fid --run` and then by scoring while training."""
+    --run`; then that run with no scores in TensorBoard (its events files lost), scored again by
+    `fid --run` and then by scoring while training."""
     run = os.path.join(work, "run_fid")
     tb = os.path.join(run, "tensorboard")
     cfg = os.path.join(src, "configs", "fmnist32_quickstart.yaml")
@@ -174,15 +173,13 @@ def score_run_by_fid(src, binary, work, clf, env):
     forget_real_line()
     fid()  # scores 30, and draws the real line at 10 and 20 too
     series([10, 20, 30])
-    os.remove(os.path.join(run, "real_scores.csv"))
-    fid()  # every checkpoint scored: only the real row; its line holds each point once
-    series([10, 20, 30])
-    # A run scored before its scores went to TensorBoard: fid --run adds the rows the view lacks.
-    def forget_scores():  # as a run scored by an earlier hamgan
+    # A run whose scores' events files were lost: fid --run adds the rows the view lacks, and the
+    # real line from real_scores.csv.
+    def forget_scores():
         check(len(train_files) >= 2, f"expected one events file per training session, got {sorted(train_files)}")
         for f in event_files() - train_files:
             os.remove(f)
-        forget_real_line()
+        shutil.rmtree(os.path.join(tb, "real_test"))
 
     forget_scores()
     fid()

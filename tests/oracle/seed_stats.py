@@ -1,6 +1,6 @@
 """Oracle for test_seed_stats: scipy.stats.ttest_ind(a, b, equal_var=False) (Welch's t and its
 two-sided p), numpy's mean and std(ddof=1), and the Welch-Satterthwaite degrees of freedom, on
-sample pairs of several sizes and spreads; and made-up seeded runs (RUNS/<name>_s<seed>/fid.csv)
+sample pairs of several sizes and spreads; and made-up seeded runs (RUNS/<name>_s<seed>/scores.csv)
 with the table `hamgan compare --seeds` must print for them, every number computed here."""
 import os
 
@@ -69,12 +69,12 @@ def main():
     for name, seeds in runs.items():
         for s, rows in seeds.items():
             os.makedirs(os.path.join(root, f"{name}_s{s}"), exist_ok=True)
-            with open(os.path.join(root, f"{name}_s{s}", "fid.csv"), "w") as f:
+            with open(os.path.join(root, f"{name}_s{s}", "scores.csv"), "w") as f:
                 f.write(HEADER)
                 for it, fid, acc, pr, rc in reversed(rows):  # any row order: sorted by iteration
                     f.write(f"{it},{fid!r},,,1000,1.5,{acc!r},clf,{pr!r},{rc!r},,,\n")
     os.makedirs(os.path.join(root, "unseeded"), exist_ok=True)  # no _s<seed>: in no group
-    with open(os.path.join(root, "unseeded", "fid.csv"), "w") as f:
+    with open(os.path.join(root, "unseeded", "scores.csv"), "w") as f:
         f.write(HEADER + "500,1.0,,,1000,1.5,0.99,clf,,,,,\n")
 
     def per_seed(seeds, col, last):

@@ -1,9 +1,10 @@
 // TensorBoard's view of a training run (train.tensorboard): <run>/tensorboard/ holds one events
 // file per session of the run, on one step axis, the iteration: every metrics.jsonl scalar as
-// train/<key> (flushed with each report), the sample grids as the image `samples`, and what a
-// hook called from the loop adds (the in-training scorer's eval/<metric>; the real test images'
-// line beside them goes to tensorboard/real_test, gan/eval/score_events.h). Only the lead rank
-// writes. `tensorboard --logdir runs/` shows every run under runs/.
+// train/<key> (flushed with each report, gan/train/reporter.h), the sample grids as the image
+// `samples`, and the scores of the run's checkpoints as eval/<metric>, which the loop's scorer
+// writes into the log the loop hands it (the real test images' line beside them goes to
+// tensorboard/real_test, gan/eval/score_events.h). Only the lead rank writes.
+// `tensorboard --logdir runs/` shows every run under runs/.
 //
 // A resumed session starts at the iteration after its checkpoint; what a killed session wrote
 // past that checkpoint is written again by this one. Its file therefore begins with a SessionLog
@@ -17,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "gan/train/train_stats.h"
 #include "io/tfevents_writer.h"
 
 namespace hamgan {
@@ -31,8 +31,6 @@ class TensorBoardLog {
   void start(int64_t first_step);
   // A new events file without the restart marker: its steps add to the earlier files'.
   void open();
-  // metrics.jsonl's row as train/<key> scalars at m.iteration; flushed.
-  void train_stats(const TrainStats& m);
   // Scalars under their own tags at `step`; non-finite values are left out. Flushed.
   void scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values);
   // An H x W x C uint8 image (io/png.h) at `step`; flushed.
@@ -44,23 +42,6 @@ class TensorBoardLog {
   const std::string dir_;
   const bool on_;
   std::unique_ptr<io::TfEventsWriter> writer_;
-};
-
-// The log of the training loop running on this thread, for what the loop calls without a
-// parameter for it: the scorer (gan/eval, above gan/train, plugged in as a plain EvalHook) adds
-// its scores here at the iteration it scored. Null outside train() or when nothing is written.
-TensorBoardLog* active_tensorboard_log();
-
-// Makes `log` the active one while it lives (train() around its loop).
-class ActiveTensorBoardLog {
- public:
-  explicit ActiveTensorBoardLog(TensorBoardLog& log);
-  ~ActiveTensorBoardLog();
-  ActiveTensorBoardLog(const ActiveTensorBoardLog&) = delete;
-  ActiveTensorBoardLog& operator=(const ActiveTensorBoardLog&) = delete;
-
- private:
-  TensorBoardLog* previous_;
 };
 
 }  // namespace hamgan
