@@ -20,6 +20,7 @@
 #include "support/cli.h"
 #include "support/errors.h"
 #include "support/oracle.h"
+#include "support/random_classifier.h"
 
 using namespace hamgan;
 namespace fs = std::filesystem;
@@ -32,16 +33,7 @@ std::string sibling_oracle(const std::string& name, const std::string& file) {
 }
 
 std::string classifier_file() {
-  metrics::ClassifierOptions o;
-  o.resolution = 32, o.channels = 3, o.n_classes = 2, o.width = 4, o.feature_dim = 8;
-  torch::manual_seed(5);
-  metrics::DomainClassifier net(o);
-  metrics::ClassifierInfo info;
-  info.data = "test";
-  info.test_accuracy = 1.0, info.test_n = 30, info.chance = 0.5;  // above chance: used without a word
-  const std::string p = test::created_dir("feature_nets", "clf") + "/clf.pt";
-  metrics::save_classifier(p, net, info);
-  return p;
+  return test::write_random_classifier(test::created_dir("feature_nets", "clf") + "/clf.pt", 2, /*channels=*/3);
 }
 
 // A weight file for each registered network.

@@ -20,6 +20,7 @@
 #include "metrics/prdc.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/random_classifier.h"
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
@@ -41,16 +42,7 @@ void expect_names(const std::string& e, const std::vector<std::string>& words) {
 // A gray 32 px classifier of `classes` classes (random weights) whose file records a held-out
 // accuracy clearly above chance: used without a word.
 std::string classifier_file(int64_t classes = 3) {
-  metrics::ClassifierOptions o;
-  o.resolution = 32, o.channels = 1, o.n_classes = classes, o.width = 4, o.feature_dim = 8;
-  torch::manual_seed(5);
-  metrics::DomainClassifier net(o);
-  metrics::ClassifierInfo info;
-  info.data = "test";
-  info.test_accuracy = 1.0, info.test_n = 30, info.chance = 1.0 / static_cast<double>(classes);
-  const std::string p = fresh("clf" + std::to_string(classes)) + ".pt";
-  metrics::save_classifier(p, net, info);
-  return p;
+  return test::write_random_classifier(fresh("clf" + std::to_string(classes)) + ".pt", classes);
 }
 
 const std::string& clf3() {

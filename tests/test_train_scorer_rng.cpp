@@ -16,6 +16,7 @@
 #include "io/png.h"
 #include "metrics/classifier.h"
 #include "support/cli.h"
+#include "support/random_classifier.h"
 #include "support/tiny_run.h"
 
 using namespace hamgan;
@@ -28,18 +29,7 @@ std::string fresh(const std::string& name) { return test::fresh_dir("test_train_
 // A 3-class gray 32 px classifier (random weights) whose file records a held-out accuracy
 // clearly above chance, so it is used without a word.
 std::string classifier_file() {
-  static const std::string path = [] {
-    metrics::ClassifierOptions o;
-    o.resolution = 32, o.channels = 1, o.n_classes = 3, o.width = 4, o.feature_dim = 8;
-    torch::manual_seed(5);
-    metrics::DomainClassifier net(o);
-    metrics::ClassifierInfo info;
-    info.data = "test";
-    info.test_accuracy = 1.0, info.test_n = 30, info.chance = 1.0 / 3;
-    const std::string p = fresh("clf") + ".pt";
-    metrics::save_classifier(p, net, info);
-    return p;
-  }();
+  static const std::string path = test::write_random_classifier(fresh("clf") + ".pt", 3);
   return path;
 }
 
