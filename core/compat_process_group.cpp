@@ -192,6 +192,17 @@ void ProcessGroup::barrier() {
   impl_->with_pg([&](auto& pg) { pg.barrier()->wait(); });
 }
 
+void ProcessGroup::store_set(const std::string& key, const std::string& value) {
+  impl_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+bool ProcessGroup::store_has(const std::string& key) { return impl_->store->check({key}); }
+
+std::string ProcessGroup::store_get(const std::string& key) {
+  const std::vector<uint8_t> v = impl_->store->get(key);
+  return std::string(v.begin(), v.end());
+}
+
 #else  // built without Gloo headers
 
 struct ProcessGroup::Impl {};
@@ -204,6 +215,9 @@ bool ProcessGroup::nccl() const { return false; }
 void ProcessGroup::broadcast(torch::Tensor&) {}
 void ProcessGroup::all_reduce(torch::Tensor&) {}
 void ProcessGroup::barrier() {}
+void ProcessGroup::store_set(const std::string&, const std::string&) {}
+bool ProcessGroup::store_has(const std::string&) { return false; }
+std::string ProcessGroup::store_get(const std::string&) { return {}; }
 
 #endif
 

@@ -41,6 +41,11 @@ class ProcessGroup {
   void broadcast(torch::Tensor& t);   // rank 0's values into every rank
   void all_reduce(torch::Tensor& t);  // sum over ranks, in place
   void barrier();
+  // The rendezvous store's keys, under the group's prefix: a small value for every rank to read,
+  // and whether a key is there yet (answered at once, never waited for).
+  void store_set(const std::string& key, const std::string& value);
+  bool store_has(const std::string& key);
+  std::string store_get(const std::string& key);  // a key that store_has found
 
  private:
   struct Impl;

@@ -6,15 +6,16 @@
 
 namespace hamgan::metrics {
 
-Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits) {
+Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits, bool progress) {
   std::vector<torch::Tensor> pools, logits;
   // Minutes for 50k images on a CPU: a line every few seconds once it takes long.
-  PhaseProgress progress(PhaseProgress::to_stderr, "feature extraction", 0, "images");
+  PhaseProgress line(progress ? PhaseProgress::Say(PhaseProgress::to_stderr) : PhaseProgress::Say(), "feature extraction", 0,
+                     "images");
   for (torch::Tensor b = next(); b.defined(); b = next()) {
     const FeatureOutput o = net.features(b, want_logits);
     pools.push_back(o.pool.to(torch::kCPU, torch::kFloat));
     if (want_logits) logits.push_back(o.logits.to(torch::kCPU, torch::kFloat));
-    progress.add(b.size(0));
+    line.add(b.size(0));
   }
   if (pools.empty()) fail("feature extraction: the image source gave no images");
   Features f;

@@ -19,6 +19,7 @@ struct Features {
   torch::Tensor labels;  // [N] int64 classes when the source knows them (data sources, class folders)
 };
 
-Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits);
+// `progress`: a line every few seconds on stderr once it takes long (off for a rank's share).
+Features extract_features(const FeatureNet& net, const PreparedBatches& next, bool want_logits, bool progress = true);
 
 }  // namespace hamgan::metrics

@@ -175,8 +175,8 @@ TEST(TrainRequests, AnotherSampleCountThanTheTablesIsRefused) {
 // scores it at its first eval, so the table and the best checkpoint consider it.
 TEST(TrainScorer, ACheckpointLeftUnscoredIsScoredOnResume) {
   const std::vector<std::pair<std::string, EvalHook>> first_sessions = {
-      {"killed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*) {}},
-      {"failed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*) { fail("the score failed"); }}};
+      {"killed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*, const EvalRanks&) {}},
+      {"failed", [](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*, const EvalRanks&) { fail("the score failed"); }}};
   for (const auto& [name, hook] : first_sessions) {
     SCOPED_TRACE(name);
     const std::string dir = fresh("gap_" + name);

@@ -1,6 +1,6 @@
 // `hamgan train --nproc 2` over Gloo on loopback: a short 2-process run writes one
 // checkpoint (rank 0 only) that a 1-process run then resumes; a rank killed with kill -9 is
-// named by the survivor. Runs the built binary.
+// named by the survivor; scoring while training samples on both ranks. Runs the built binary.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "gan/eval/score_table.h"
+#include "io/png.h"
 #include "support/process.h"
+#include "support/random_classifier.h"
 
 namespace fs = std::filesystem;
 
@@ -115,4 +118,54 @@ TEST(TrainMultiprocess, AStaleLauncherPidIsNamed) {
   EXPECT_NE(out.find("HAMGAN_LAUNCHER_PID='" + std::to_string(gone) + "'"), std::string::npos) << out;
   EXPECT_NE(out.find("that launcher is gone"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(dir / "checkpoints")) << out;
+}
+
+// Scoring while training on two ranks: each samples half of eval.n, and the scores equal those
+// one process gives the same checkpoint (`fid --run`, the same latents). With
+// HAMGAN_RENDEZVOUS_TIMEOUT=3 and scores that take longer than that, the rank that waits for
+// rank 0's score (and for its reference, before training) waits untimed: the run finishes.
+TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout) {
+  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_score";
+  fs::remove_all(dir);
+  const std::string clf = hamgan::test::write_random_classifier(dir.string() + "_clf.pt", 10);
+  const fs::path real = dir.string() + "_real";  // 10 classes of 2 gray noise images, as --synthetic's
+  fs::remove_all(real);
+  torch::manual_seed(3);
+  for (int c = 0; c < 10; ++c) {
+    fs::create_directories(real / std::to_string(c));
+    for (int k = 0; k < 2; ++k)
+      hamgan::write_png((real / std::to_string(c) / (std::to_string(k) + ".png")).string(),
+                        torch::randint(0, 256, {32, 32, 1}, torch::kLong).to(torch::kUInt8));
+  }
+  const std::string metrics = "fid,precision,recall,class_acc";
+  const std::string cmd = "HAMGAN_RENDEZVOUS_TIMEOUT=3 " + env("HAMGAN_BINARY_DIR") + "/hamgan train --synthetic -c " +
+                          env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml --out " + dir.string() +
+                          " --nproc 2 generator.ch=4 discriminator.ch=4 train.batch_size=4 train.iterations=2"
+                          " train.sample_every=0 train.checkpoint_every=2 eval.every=2 eval.n=8000 eval.features=" +
+                          clf + " eval.real=" + real.string() + " eval.metrics=" + metrics;
+  const auto [rc, out] = run(cmd);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("finished at iteration 2"), std::string::npos) << out;
+  const std::vector<hamgan::eval::ScoreRow> rows = hamgan::eval::read_run_scores(dir.string());
+  ASSERT_EQ(rows.size(), 1u) << out;
+  // The test means something only where a score outlasts the timeout.
+  EXPECT_GT(rows[0].seconds, 3.0) << "the score took " << rows[0].seconds
+                                  << " s, within the 3 s timeout: raise eval.n\n" << out;
+
+  // One process scores a copy of the checkpoint with the same settings (the scorer's batch of 64).
+  const fs::path one = dir.string() + "_one_rank";
+  fs::remove_all(one);
+  fs::create_directories(one / "checkpoints");
+  fs::copy_file(dir / "checkpoints" / "ckpt_000000002.pt", one / "checkpoints" / "ckpt_000000002.pt");
+  const auto [rc1, out1] = run(env("HAMGAN_BINARY_DIR") + "/hamgan fid --run " + one.string() + " --real " +
+                               real.string() + " --features " + clf + " -n 8000 --batch 64 --metrics " + metrics);
+  ASSERT_EQ(rc1, 0) << out1;
+  const std::vector<hamgan::eval::ScoreRow> alone = hamgan::eval::read_run_scores(one.string());
+  ASSERT_EQ(alone.size(), 1u) << out1;
+  EXPECT_EQ(alone[0].iteration, 2);
+  EXPECT_EQ(alone[0].n, rows[0].n);
+  for (const char* m : {"fid", "precision", "recall", "class_acc"}) {
+    ASSERT_TRUE(rows[0].values.count(m)) << m;
+    EXPECT_EQ(rows[0].values.at(m), alone[0].values.at(m)) << m << "\n" << out << out1;
+  }
 }

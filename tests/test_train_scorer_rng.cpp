@@ -73,11 +73,12 @@ Trained train_run(const Config& cfg, const std::string& name, bool scorer, std::
   Trained r;
   if (scorer) {
     const EvalHook hook = eval::make_train_scorer(cfg, dir);
-    opt.eval = [&r, hook, cuda](int64_t it, const std::string& ck, const PhaseProgress::Say& say, TensorBoardLog* view) {
+    opt.eval = [&r, hook, cuda](int64_t it, const std::string& ck, const PhaseProgress::Say& say, TensorBoardLog* view,
+                                     const EvalRanks& ranks) {
       const torch::Tensor cpu = at::detail::getDefaultCPUGenerator().get_state();
       torch::Tensor gpu;
       if (cuda) gpu = at::globalContext().defaultGenerator(*cuda).get_state();
-      hook(it, ck, say, view);
+      hook(it, ck, say, view, ranks);
       ++r.scores;
       EXPECT_TRUE(torch::equal(cpu, at::detail::getDefaultCPUGenerator().get_state()))
           << "the score at iteration " << it << " moved the CPU generator";

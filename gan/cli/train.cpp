@@ -55,8 +55,11 @@ int train(int argc, char** argv) {
          job.cfg.data.path, "), which a synthetic run does not train on; set eval.every=0, or name a "
          "reference of the synthetic images in eval.real");
   // The scorer's feature network and reference load before training starts: a bad path fails
-  // before anything is written.
-  if (job.cfg.eval.every > 0 && env.rank == 0) job.eval = eval::make_train_scorer(job.cfg, job.out_dir);
+  // before anything is written. Every rank samples its share of a score, on its own device.
+  if (job.cfg.eval.every > 0)
+    job.make_eval = [&job, rank = env.rank](torch::Device device) {
+      return eval::make_train_scorer(job.cfg, job.out_dir, rank, device);
+    };
   run_train_job(job, env);
   return 0;
 }

@@ -54,6 +54,8 @@ class RunScorer {
   const metrics::FeatureNet& net() const { return *net_; }
   const Reference& reference() const { return ref_; }
   const RunScoreOptions& options() const { return opt_; }
+  // The ranks that sample the next scores together (scoring while training); null: this one.
+  void set_ranks(const EvalRanks* ranks) { opt_.ranks = ranks; }
 
  private:
   std::unique_ptr<metrics::FeatureNet> net_;

@@ -1,6 +1,7 @@
 #include "gan/eval/score_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "gan/checkpoint/checkpoint.h"
+#include "gan/eval/rank_share.h"
 #include "gan/eval/real_scores.h"
 #include "io/dir_lock.h"
 #include "io/output_path.h"
@@ -84,13 +86,35 @@ void plot_run(const std::string& run_dir) {
   if (!panels.empty()) write_png(scores_png(run_dir), plot::stack_panels(panels));
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// score_samples with every rank of opt.ranks sampling its share.
+Score score_shared(const CheckpointData& c, const RunScoreOptions& opt, const Reference& ref,
+                   const metrics::FeatureNet& net, std::ostream& log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const metrics::Features f = shared_sample_features(&c, opt.n, opt.sampler, net, opt.quantize,
+                                                     wants_logits(net, opt.metrics), *opt.ranks, log);
+  const double sampled = seconds_since(t0);
+  Score sc = score_features(f, ref, net, opt.metrics);
+  sc.sample_seconds = sampled;
+  sc.seconds = seconds_since(t0);
+  return sc;
+}
+
+}  // namespace
+
 ScoreRow score_checkpoint(const CheckpointData& c, int64_t iteration, const RunScoreOptions& opt, const Reference& ref,
                           const metrics::FeatureNet& net, std::ostream& log, std::set<std::string>* said) {
   // scores.png is redrawn after the row is appended: a path it may not replace is refused here,
   // before the score, so that such a refusal is true when it says nothing was written.
   io::check_output_path(scores_png(opt.run_dir), io::png_output());
-  const sample::Sampler s(c, opt.sampler, log);
-  const Score sc = score_samples(s, opt.n, net, ref, opt.metrics, opt.quantize);
+  const Score sc = opt.ranks && opt.ranks->world > 1 ? score_shared(c, opt, ref, net, log)
+                                                     : score_samples(sample::Sampler(c, opt.sampler, log), opt.n, net,
+                                                                     ref, opt.metrics, opt.quantize);
   ScoreRow row;
   row.iteration = iteration, row.n = sc.n, row.seconds = sc.seconds, row.net = net.identity();
   for (const auto& [name, v] : sc.values) row.values[name] = v.value;

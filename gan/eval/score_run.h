@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gan/checkpoint/checkpoint_hook.h"
 #include "gan/eval/score_events.h"
 #include "gan/eval/score_table.h"
 #include "gan/eval/score.h"
@@ -22,6 +23,9 @@ struct RunScoreOptions {
   sample::SamplerOptions sampler;
   bool quantize = true;
   MetricSet metrics;  // the table's metrics (fid and the automatic ones always)
+  // Scoring while training: the run's ranks, which sample together (gan/eval/rank_share.h);
+  // null or one rank: this process samples alone.
+  const EvalRanks* ranks = nullptr;
 };
 
 // (iteration, path) of DIR/checkpoints/ckpt_<iteration>.pt, oldest first.

@@ -1,6 +1,7 @@
 #include "gan/eval/train_scorer.h"
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,7 +11,10 @@
 #include "core/rng_scope.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/eval/check_request.h"
+#include "gan/eval/rank_share.h"
 #include "gan/eval/run_scorer.h"
+#include "gan/eval/score.h"
+#include "gan/eval/score_inputs.h"
 #include "io/dir_lock.h"
 #include "io/file_identity.h"
 
@@ -19,6 +23,8 @@ namespace fs = std::filesystem;
 namespace hamgan::eval {
 
 namespace {
+
+constexpr char kDone[] = "done";
 
 bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration > 0 && iteration % interval == 0; }
 
@@ -64,7 +70,9 @@ class TrainScorer {
   }
 
   void operator()(int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say,
-                  TensorBoardLog* view) {
+                  TensorBoardLog* view, const EvalRanks& ranks) {
+    const Released released{ranks};
+    scorer_->set_ranks(&ranks);
     if (!lock_) {  // from the first score on; a `fid --run` of this table now skips this score
       try {
         lock_.emplace(run_dir_, ".fid.lock");
@@ -119,8 +127,21 @@ class TrainScorer {
     return s;
   }
 
+  // The other ranks stand by from the call on until rank 0 says it is done, whichever way it
+  // leaves (a skipped score, an error that ends the run).
+  struct Released {
+    const EvalRanks& ranks;
+    ~Released() {
+      if (ranks.world > 1) try {
+          ranks.tell(kDone);
+        } catch (...) {  // rank 0's store is gone: the others learn it from their next collective
+        }
+    }
+  };
+
   void score(const CheckpointData& c, int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say,
              TensorBoardLog* view, const std::string& why) {
+    const RngScope rng(scorer_->options().sampler.device, kScoringSeed);  // each score draws alike, on every rank
     std::ostringstream log;
     const ScoreEvents::Warn warn = [&](const std::string& what) {
       if (say) say("eval: iteration " + std::to_string(iteration) + ": " + what);
@@ -138,13 +159,56 @@ class TrainScorer {
   std::optional<io::DirLock> lock_;
 };
 
+// A rank other than 0: samples its share of each score rank 0 starts (gan/eval/rank_share.h),
+// until rank 0 is done; it reads and writes nothing of the run's but the checkpoints named.
+class RankScorer {
+ public:
+  RankScorer(const Config& cfg, const std::string& run_dir, torch::Device device) {
+    EvalSettings j = eval_spec_from_config(cfg, run_dir).settings;
+    j.device = j.sampler.device = device;  // this rank's own GPU, as training uses
+    const RngScope rng(j.device, kScoringSeed);
+    net_ = make_feature_net(j, &cfg);
+    n_ = sample_count(j, cfg);
+    sampler_ = j.sampler;
+    quantize_ = j.quantize;
+    logits_ = wants_logits(*net_, j.metrics);
+  }
+
+  void operator()(const EvalRanks& ranks) {
+    for (std::string word = ranks.hear(); word != kDone; word = ranks.hear()) {
+      const std::string path = sampled_checkpoint(word);
+      if (path.empty()) fail("rank ", ranks.rank, ": rank 0 said '", word, "' during a score; expected a checkpoint");
+      const RngScope rng(sampler_.device, kScoringSeed);
+      std::optional<CheckpointData> c;
+      try {
+        c = load_checkpoint(path, sampler_.device);
+      } catch (const std::exception& e) {  // another machine's disk: rank 0 samples this share
+        std::cerr << "rank " << ranks.rank << ": " << e.what() << "\n";
+      }
+      std::ostringstream notes;  // rank 0 says them
+      shared_sample_features(c ? &*c : nullptr, n_, sampler_, *net_, quantize_, logits_, ranks, notes);
+    }
+  }
+
+ private:
+  std::unique_ptr<metrics::FeatureNet> net_;
+  int64_t n_ = 0;
+  sample::SamplerOptions sampler_;
+  bool quantize_ = true, logits_ = false;
+};
+
 }  // namespace
 
-EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir) {
+EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir, int rank, std::optional<torch::Device> device) {
+  if (rank != 0) {
+    auto r = std::make_shared<RankScorer>(cfg, run_dir, device ? *device : torch::Device(torch::kCPU));
+    return [r](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*, const EvalRanks& ranks) {
+      (*r)(ranks);
+    };
+  }
   auto s = std::make_shared<TrainScorer>(cfg, run_dir);
-  return [s](int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say, TensorBoardLog* view) {
-    (*s)(iteration, checkpoint, say, view);
-  };
+  return [s](int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say, TensorBoardLog* view,
+             const EvalRanks& ranks) { (*s)(iteration, checkpoint, say, view, ranks); };
 }
 
 }  // namespace hamgan::eval

@@ -18,6 +18,7 @@
 // left without one is scored at the first score of the resumed run, and a row of an iteration
 // whose checkpoint this run wrote anew (a stale or hand-made row) is replaced, not trusted.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "gan/config/config.h"
@@ -29,7 +30,11 @@ namespace hamgan::eval {
 // Loads the feature network and the reference now (errors before training starts: a metric,
 // best_metric, reference, classifier or n the scores cannot honour or would mix into the
 // table); the hook holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
-EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir);
+// On a data-parallel run every rank makes one: rank 0's scores; another rank's (`rank` > 0)
+// loads only the feature network, on `device` (its training device; default the CPU), and
+// samples its share of each score (gan/eval/rank_share.h).
+EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir, int rank = 0,
+                           std::optional<torch::Device> device = std::nullopt);
 
 // The seed of the stream a score draws from (weight initialisation of the generator it loads,
 // standing statistics): the same for every score, whatever training has drawn.

@@ -314,4 +314,43 @@ void DataParallel::all_reduce_sum(torch::Tensor& t) {
 
 void DataParallel::barrier() { pg_->barrier(); }
 
+namespace {
+
+// Polls the store until `ready`: a store answers at once, and 20 ms is nothing beside the work
+// waited for.
+template <class Ready>
+void wait_untimed(Ready&& ready) {
+  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+}  // namespace
+
+void DataParallel::tell(const std::string& word) {
+  pg_->store_set("hamgan/word/" + std::to_string(words_++), word);
+}
+
+std::string DataParallel::hear() {
+  const std::string key = "hamgan/word/" + std::to_string(words_++);
+  wait_untimed([&] { return pg_->store_has(key); });
+  return pg_->store_get(key);
+}
+
+void DataParallel::meet() {
+  const std::string at = "hamgan/meet/" + std::to_string(meetings_++) + "/";
+  pg_->store_set(at + std::to_string(env_.rank), "");
+  for (int r = 0; r < env_.world_size; ++r) wait_untimed([&] { return pg_->store_has(at + std::to_string(r)); });
+}
+
+EvalRanks eval_ranks(DataParallel* dp) {
+  EvalRanks r;
+  if (!dp) return r;
+  r.rank = dp->rank();
+  r.world = dp->world_size();
+  r.sum = [dp](torch::Tensor& t) { dp->all_reduce_sum(t); };
+  r.tell = [dp](const std::string& w) { dp->tell(w); };
+  r.hear = [dp] { return dp->hear(); };
+  r.meet = [dp] { dp->meet(); };
+  return r;
+}
+
 }  // namespace hamgan

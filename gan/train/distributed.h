@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "gan/checkpoint/checkpoint_hook.h"
 #include "gan/config/config.h"
 #include "gan/train/shm_all_reduce.h"
 #include "layers/all_reduce_sum.h"
@@ -72,6 +73,13 @@ class DataParallel : public BatchReducer {
   // Sums `t` (dense, contiguous) in place over ranks; also the synchronised-BN reducer.
   void all_reduce_sum(torch::Tensor& t) override;
   void barrier();
+  // Words from rank 0 through the rendezvous store, and a meeting of all ranks, both waited for
+  // as long as it takes rather than HAMGAN_RENDEZVOUS_TIMEOUT: rank 0 may work alone for minutes
+  // (scoring a checkpoint) while the others stand by. A rank 0 that is gone (its store with it)
+  // ends the wait with LibTorch's error, as a collective's would.
+  void tell(const std::string& word);  // rank 0: the next word
+  std::string hear();                  // the other ranks: rank 0's next word, in order
+  void meet();                         // every rank: returns once all have come
   // Whether the CPU all-reduces go through shared memory (else through the process group).
   bool shared_memory() const { return shm_ != nullptr; }
 
@@ -84,6 +92,11 @@ class DataParallel : public BatchReducer {
   DistEnv env_;
   std::unique_ptr<compat::ProcessGroup> pg_;
   std::unique_ptr<ShmAllReduce> shm_;
+  int64_t words_ = 0, meetings_ = 0;  // the same counts on every rank: keys are never reused
 };
+
+// The ranks as a score sees them (gan/checkpoint/checkpoint_hook.h): `dp`'s, or one rank alone
+// when null. `dp` must outlive the result.
+EvalRanks eval_ranks(DataParallel* dp);
 
 }  // namespace hamgan

@@ -56,7 +56,6 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
   TrainOptions to;
   to.out_dir = job.out_dir;
   if (data) to.class_names = data->class_names();
-  to.eval = job.eval;
   const DistBackend backend = job.cfg.train.dist_backend;
   to.device = train_device(word_of(job.cfg.train.device, kDeviceWords), env.enabled() ? env.local_rank : -1, -1,
                            backend);
@@ -66,6 +65,8 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
     dp = std::make_unique<DataParallel>(env, *to.device, backend);
     to.dp = dp.get();
   }
+  if (job.make_eval) to.eval = job.make_eval(*to.device);
+  if (dp) dp->meet();  // the first collective is timed: nobody goes on while rank 0 reads its reference
   train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit also ends here
   if (dp) dp->barrier();  // rank 0 may host the store: nobody leaves before the checkpoint
 }

@@ -3,6 +3,7 @@
 // when WORLD_SIZE > 1, then train(). Every rank waits for the others before it returns.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gan/config/config.h"
@@ -16,7 +17,10 @@ struct TrainJob {
   std::string out_dir;
   bool synthetic = false;  // gan/data/synthetic.h instead of data.* (smoke runs)
   int64_t workers = 2;     // image-decoding threads of the loader
-  EvalHook eval;           // the lead rank's scorer of eval.every (gan/eval/train_scorer.h)
+  // Makes this rank's part in scoring eval.every (gan/eval/train_scorer.h) on its device, once
+  // the ranks have met: rank 0's loads the reference, which can take minutes (the others wait
+  // for it untimed, not under HAMGAN_RENDEZVOUS_TIMEOUT). Null: no scoring.
+  std::function<EvalHook(torch::Device)> make_eval;
 };
 
 void run_train_job(const TrainJob& job, const DistEnv& env);

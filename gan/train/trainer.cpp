@@ -413,6 +413,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   report.start(t, dir);
   // The scorer's rows go to the loop's own TensorBoard file, beside train/<key>.
   TensorBoardLog* const view = report.tensorboard().enabled() ? &report.tensorboard() : nullptr;
+  const EvalRanks ranks = eval_ranks(opt.dp);  // every rank samples its share of a score
 
   TrainOutcome outcome = TrainOutcome::Finished;
   const int64_t first_it = t.iteration() + 1;  // reported at once: a slow step is not silence
@@ -430,7 +431,7 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       const bool eval_point = opt.eval && every(cfg.eval.every, it);
       if (every(tc.sample_every, it)) report.tensorboard().image(it, "samples", dir.save_grid(t));
       if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
-      if (eval_point && lead) opt.eval(it, dir.checkpoint_path(it), say, view);
+      if (eval_point) opt.eval(it, dir.checkpoint_path(it), say, view, ranks);
       if (eval_point) last_eval = it;
       if (stopping) {
         outcome = *stopping;
@@ -452,8 +453,8 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
   }
   // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.
-  if (opt.eval && cfg.eval.every > 0 && last_eval != t.iteration() && lead && !interrupted)
-    opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say, view);
+  if (opt.eval && cfg.eval.every > 0 && last_eval != t.iteration() && !interrupted)
+    opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say, view, ranks);
   report.finish(outcome, t, dir);
   return {outcome, t.iteration()};
 }
