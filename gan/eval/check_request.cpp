@@ -1,5 +1,6 @@
 #include "gan/eval/check_request.h"
 
+#include <filesystem>
 #include <variant>
 
 #include "core/error.h"
@@ -11,6 +12,8 @@
 #include "metrics/statistics.h"
 
 namespace hamgan::eval {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -101,6 +104,22 @@ void check_best_metric(const EvalSpec& spec, const std::string& best) {
   if (!spec.settings.metrics.has(best) && !(e.automatic && (!(e.needs & metrics::kClassifier) || classifier)))
     fail("eval.best_metric ", best, ": not computed by eval.metrics '", spec.settings.metrics.text(), "'",
          (e.needs & metrics::kClassifier) ? " (class_acc needs eval.features, a domain classifier)" : "");
+}
+
+void check_scorer_fits(const EvalSpec& spec, const Config& cfg, const metrics::FeatureNet& net, const Reference& ref) {
+  const EvalConfig& ec = cfg.eval;
+  const EvalSettings& j = spec.settings;
+  if (net.n_classes() > 0 && net.n_classes() != cfg.model.n_classes)
+    fail("eval.features ", ec.features, ": a classifier of ", net.n_classes(), " classes, and the GAN draws ",
+         cfg.model.n_classes, " (model.n_classes): its class accuracy would judge the samples by other classes. Train "
+         "one on the GAN's data (`hamgan classifier train -c CONFIG`)");
+  std::error_code ec_same;
+  if (!ec.real.empty() && !fs::equivalent(ec.real, cfg.data.path, ec_same))
+    check_reference_fits(ref, cfg.model.n_classes, cfg.model.image_channels, "eval.real");
+  for (const auto& m : j.metrics.names)  // ifid: by class
+    if ((metrics::metric_entry(m).needs & metrics::kClasses) && !ref.labels.defined())
+      fail(j.keys.metrics, " ", m, ": compares each class's real and fake images, and ", j.keys.real, " ", j.real,
+           " has no classes (a data source or a folder with one directory per class has them)");
 }
 
 }  // namespace hamgan::eval

@@ -2,8 +2,11 @@
 // feature network, reference and form allow (MetricScope, gan/eval/metric_set.h), and the
 // settings each form takes, each error naming the flag or config key that asked.
 #pragma once
+#include "gan/config/config.h"
 #include "gan/eval/eval_spec.h"
 #include "gan/eval/metric_set.h"
+#include "gan/eval/reference.h"
+#include "metrics/feature_net.h"
 
 namespace hamgan::eval {
 
@@ -18,6 +21,10 @@ void check_request(const EvalSpec& spec);
 // eval.best_metric of scoring while training: a metric the scores compute (an automatic one
 // needs what it needs: class_acc a classifier as eval.features).
 void check_best_metric(const EvalSpec& spec, const std::string& best);
+// Scoring while training, once its network and reference are loaded: a classifier of the GAN's
+// classes, an eval.real of its kind (the training data is read as the GAN reads it), classes
+// for a metric by class.
+void check_scorer_fits(const EvalSpec& spec, const Config& cfg, const metrics::FeatureNet& net, const Reference& ref);
 // The settings a scoring form runs with: --all resolved to the metrics that can be computed
 // here (no IS from a classifier, no KID from an .npz, no ifid without classes).
 EvalSettings scoring_settings(const EvalSpec& spec);

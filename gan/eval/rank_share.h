@@ -24,6 +24,8 @@ metrics::Features shared_sample_features(const CheckpointData* c, int64_t n, con
                                          const metrics::FeatureNet& net, bool quantize, bool logits,
                                          const EvalRanks& ranks, std::ostream& warn);
 
+// What rank 0 tells the others when it has no more scores for them at this eval point.
+constexpr char kScoresDone[] = "done";
 // The word rank 0 tells before a shared score, and the checkpoint it names ("" : another word).
 std::string sample_word(const std::string& checkpoint);
 std::string sampled_checkpoint(const std::string& word);

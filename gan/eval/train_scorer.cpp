@@ -1,7 +1,6 @@
 #include "gan/eval/train_scorer.h"
 
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,10 +10,9 @@
 #include "core/rng_scope.h"
 #include "gan/checkpoint/checkpoint.h"
 #include "gan/eval/check_request.h"
+#include "gan/eval/rank_scorer.h"
 #include "gan/eval/rank_share.h"
 #include "gan/eval/run_scorer.h"
-#include "gan/eval/score.h"
-#include "gan/eval/score_inputs.h"
 #include "io/dir_lock.h"
 #include "io/file_identity.h"
 
@@ -24,14 +22,7 @@ namespace hamgan::eval {
 
 namespace {
 
-constexpr char kDone[] = "done";
-
 bool every(int64_t interval, int64_t iteration) { return interval > 0 && iteration > 0 && iteration % interval == 0; }
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
-}
 
 class TrainScorer {
  public:
@@ -49,19 +40,7 @@ class TrainScorer {
     check_request(spec);
     check_best_metric(spec, ec.best_metric);
     scorer_.emplace(spec, cfg);
-    const metrics::FeatureNet& net = scorer_->net();
-    if (net.n_classes() > 0 && net.n_classes() != cfg.model.n_classes)
-      fail("eval.features ", ec.features, ": a classifier of ", net.n_classes(),
-           " classes, and the GAN draws ", cfg.model.n_classes, " (model.n_classes): its class accuracy would judge "
-           "the samples by other classes. Train one on the GAN's data (`hamgan classifier train -c CONFIG`)");
-    // The training data is what the GAN learns, converted to its channels; another reference must
-    // already be of its kind.
-    if (!ec.real.empty() && !same_file(ec.real, cfg.data.path))
-      check_reference_fits(scorer_->reference(), cfg.model.n_classes, cfg.model.image_channels, "eval.real");
-    for (const auto& m : j.metrics.names)  // ifid: by class
-      if ((metrics::metric_entry(m).needs & metrics::kClasses) && !scorer_->reference().labels.defined())
-        fail(j.keys.metrics, " ", m, ": compares each class's real and fake images, and ", j.keys.real, " ",
-             j.real, " has no classes (a data source or a folder with one directory per class has them)");
+    check_scorer_fits(spec, cfg, scorer_->net(), scorer_->reference());
     // The checkpoints of earlier sessions: a row for one of them was written after it, by an
     // earlier score. A checkpoint this session writes is new, whatever rows say.
     if (fs::is_directory(fs::path(run_dir) / "checkpoints"))
@@ -133,7 +112,7 @@ class TrainScorer {
     const EvalRanks& ranks;
     ~Released() {
       if (ranks.world > 1) try {
-          ranks.tell(kDone);
+          ranks.tell(kScoresDone);
         } catch (...) {  // rank 0's store is gone: the others learn it from their next collective
         }
     }
@@ -159,53 +138,10 @@ class TrainScorer {
   std::optional<io::DirLock> lock_;
 };
 
-// A rank other than 0: samples its share of each score rank 0 starts (gan/eval/rank_share.h),
-// until rank 0 is done; it reads and writes nothing of the run's but the checkpoints named.
-class RankScorer {
- public:
-  RankScorer(const Config& cfg, const std::string& run_dir, torch::Device device) {
-    EvalSettings j = eval_spec_from_config(cfg, run_dir).settings;
-    j.device = j.sampler.device = device;  // this rank's own GPU, as training uses
-    const RngScope rng(j.device, kScoringSeed);
-    net_ = make_feature_net(j, &cfg);
-    n_ = sample_count(j, cfg);
-    sampler_ = j.sampler;
-    quantize_ = j.quantize;
-    logits_ = wants_logits(*net_, j.metrics);
-  }
-
-  void operator()(const EvalRanks& ranks) {
-    for (std::string word = ranks.hear(); word != kDone; word = ranks.hear()) {
-      const std::string path = sampled_checkpoint(word);
-      if (path.empty()) fail("rank ", ranks.rank, ": rank 0 said '", word, "' during a score; expected a checkpoint");
-      const RngScope rng(sampler_.device, kScoringSeed);
-      std::optional<CheckpointData> c;
-      try {
-        c = load_checkpoint(path, sampler_.device);
-      } catch (const std::exception& e) {  // another machine's disk: rank 0 samples this share
-        std::cerr << "rank " << ranks.rank << ": " << e.what() << "\n";
-      }
-      std::ostringstream notes;  // rank 0 says them
-      shared_sample_features(c ? &*c : nullptr, n_, sampler_, *net_, quantize_, logits_, ranks, notes);
-    }
-  }
-
- private:
-  std::unique_ptr<metrics::FeatureNet> net_;
-  int64_t n_ = 0;
-  sample::SamplerOptions sampler_;
-  bool quantize_ = true, logits_ = false;
-};
-
 }  // namespace
 
 EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir, int rank, std::optional<torch::Device> device) {
-  if (rank != 0) {
-    auto r = std::make_shared<RankScorer>(cfg, run_dir, device ? *device : torch::Device(torch::kCPU));
-    return [r](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*, const EvalRanks& ranks) {
-      (*r)(ranks);
-    };
-  }
+  if (rank != 0) return make_rank_scorer(cfg, run_dir, device ? *device : torch::Device(torch::kCPU));
   auto s = std::make_shared<TrainScorer>(cfg, run_dir);
   return [s](int64_t iteration, const std::string& checkpoint, const PhaseProgress::Say& say, TensorBoardLog* view,
              const EvalRanks& ranks) { (*s)(iteration, checkpoint, say, view, ranks); };

@@ -30,9 +30,8 @@ namespace hamgan::eval {
 // Loads the feature network and the reference now (errors before training starts: a metric,
 // best_metric, reference, classifier or n the scores cannot honour or would mix into the
 // table); the hook holds DIR/.fid.lock from then on (no `fid --run` of the same table meanwhile).
-// On a data-parallel run every rank makes one: rank 0's scores; another rank's (`rank` > 0)
-// loads only the feature network, on `device` (its training device; default the CPU), and
-// samples its share of each score (gan/eval/rank_share.h).
+// On a data-parallel run every rank makes one: rank 0's scores; another rank's (`rank` > 0) is
+// make_rank_scorer's (gan/eval/rank_scorer.h) on `device`, its training device (default the CPU).
 EvalHook make_train_scorer(const Config& cfg, const std::string& run_dir, int rank = 0,
                            std::optional<torch::Device> device = std::nullopt);
 
