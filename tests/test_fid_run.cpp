@@ -20,6 +20,7 @@
 #include "io/png.h"
 #include "plot/bitmap_font.h"
 #include "metrics/image_dir.h"
+#include "metrics/statistics.h"
 #include "plot/line_plot.h"
 #include "support/cli.h"
 #include "support/errors.h"
@@ -198,6 +199,29 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   rows = eval::read_run_scores(run);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].iteration, 30);
+}
+
+// A reference whose mean is finite but huge (1e200) makes the FID overflow to inf. The score is
+// refused before its row is written: the table stays one hamgan's reader accepts, and the next
+// `fid --run` (here against a sane reference) scores the run.
+TEST(FidRun, AnInfiniteScoreIsRefusedBeforeItsRow) {
+  const std::string run = fresh("run_inf");
+  test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 10), 10, true, 1, test::tiny_checkpoint_yaml());
+  metrics::GaussianStats huge;
+  huge.mu = torch::full({2048}, 1e200, torch::kDouble);
+  huge.sigma = torch::eye(2048, torch::kDouble);
+  huge.n = 2;
+  const std::string npz = run + "_huge.npz";
+  metrics::save_stats(npz, huge);
+  const std::string e =
+      test::fid_error({"--real", npz, "--run", run, "-n", "2", "--inception", weights(), "--threads", "2"});
+  EXPECT_NE(e.find("iteration 10: fid is inf"), std::string::npos) << e;
+  EXPECT_NE(e.find("not written"), std::string::npos) << e;
+  EXPECT_TRUE(eval::read_run_scores(run).empty());
+  EXPECT_NE(fid_cli({"--real", real_dir(), "--run", run, "-n", "2", "--inception", weights(), "--threads", "2"})
+                .find("scored 1 checkpoints"),
+            std::string::npos);
+  EXPECT_EQ(eval::read_run_scores(run).size(), 1u);
 }
 
 // -n 2 against 2 real images: KID's every subset of 1000 is the whole set, and its "+- 6e-14"

@@ -208,6 +208,41 @@ TEST(Stop, NanLossStopsNamingTheIterationAndKeepsLastCheckpoint) {
   EXPECT_EQ(load_checkpoint(all[0]).iteration, 3);
 }
 
+// An eval point writes a checkpoint, so it checks for NaN first, as a checkpoint point does: a
+// model that diverges just before one leaves the last good checkpoint kept (keep_checkpoints 1
+// would otherwise prune it for the NaN one) and is never scored.
+TEST(Stop, NanBeforeAnEvalPointIsNeitherCheckpointedNorScored) {
+  const std::string dir = fresh_dir("nan_eval");
+  const Config cfg = tiny("train.log_every=100 train.sample_every=0 train.checkpoint_every=3 train.keep_checkpoints=1 "
+                          "eval.every=5");
+  TrainHooks hooks;
+  hooks.after_step = [](Trainer& t) {
+    if (t.iteration() != 4) return;
+    torch::NoGradGuard ng;
+    for (auto& p : t.d()->parameters()) p.fill_(std::nanf(""));
+  };
+  std::ostringstream sink;
+  TrainOptions opt;
+  opt.out_dir = dir;
+  opt.out = &sink;
+  int scores = 0;
+  opt.eval = [&scores](int64_t, const std::string&, const PhaseProgress::Say&, TensorBoardLog*, const EvalRanks&) {
+    ++scores;
+  };
+  std::string m;
+  try {
+    train(cfg, opt, synthetic(cfg), hooks);
+  } catch (const Error& e) {
+    m = e.what();
+  }
+  ASSERT_FALSE(m.empty()) << "expected an error";
+  EXPECT_NE(m.find("at iteration 5"), std::string::npos) << m;
+  EXPECT_NE(m.find("the last good checkpoint, " + checkpoint_path(dir + "/checkpoints", 3) + ", is kept"),
+            std::string::npos) << m;
+  EXPECT_EQ(list_checkpoints(dir + "/checkpoints"), std::vector<std::string>{checkpoint_path(dir + "/checkpoints", 3)});
+  EXPECT_EQ(scores, 0);
+}
+
 TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   const std::string dir = fresh_dir("sigint");
   TrainHooks hooks;

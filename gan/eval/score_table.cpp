@@ -157,9 +157,17 @@ std::string num(double v) {
   return b;
 }
 
+// Every row written is one read_score_table accepts: a value its metric can never take (an FID
+// that overflowed to inf) is refused here, naming it, and the table stays readable.
 std::string row_text(const ScoreRow& r) {
   if (r.net.find_first_of(",\n\r") != std::string::npos)
     fail("scores.csv: feature network name '", r.net, "' has a comma or newline");
+  for (const auto& [m, v] : r.values) {
+    const metrics::ValueRange& range = metrics::metric_entry(m).range;
+    if (!std::isnan(v) && (!std::isfinite(v) || !range.holds(v)))
+      fail("iteration ", r.iteration, ": ", m, " is ", num(v), ", not a finite value in ", range.text(),
+           ": not written (is the reference's statistics' scale far from the samples'?)");
+  }
   std::string s = std::to_string(r.iteration) + "," + std::to_string(r.n) + "," + num(r.seconds) + "," +
                   (r.net.empty() ? "inception" : r.net);
   for (const auto& m : metrics::table_metric_names()) s += "," + num(r.value(m));

@@ -425,12 +425,15 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
       report.add(t);
       if (hooks.after_step) hooks.after_step(t);
       const int64_t it = t.iteration();
-      const bool report_point = it == first_it || every(tc.log_every, it) || every(tc.checkpoint_every, it);
+      const bool eval_point = opt.eval && every(cfg.eval.every, it);
+      const bool checkpoint_point = every(tc.checkpoint_every, it) || eval_point;
+      // Every point that writes a checkpoint reports first: the NaN check keeps a diverged model
+      // out of the checkpoints (and its last good one from pruning).
+      const bool report_point = it == first_it || every(tc.log_every, it) || checkpoint_point;
       const std::optional<TrainOutcome> stopping = stop.check(report_point);
       if (report_point || stopping) report.report(t, stop, dir);
-      const bool eval_point = opt.eval && every(cfg.eval.every, it);
       if (every(tc.sample_every, it)) report.tensorboard().image(it, "samples", dir.save_grid(t));
-      if (every(tc.checkpoint_every, it) || eval_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
+      if (checkpoint_point) dir.save_checkpoint(t, source->state(), tc.keep_checkpoints);
       if (eval_point) opt.eval(it, dir.checkpoint_path(it), say, view, ranks);
       if (eval_point) last_eval = it;
       if (stopping) {
