@@ -229,6 +229,14 @@ ExportResult export_generator(const CheckpointData& ck, bool ema, int64_t standi
   Generator g = load_generator(ck, res.ema, torch::kCPU, standing_batches);
   g->eval();
   const io::NamedTensors tensors = exported_tensors(*g);
+  // A diverged generator is refused, not written out for a reader to sample black images from.
+  std::vector<std::string> bad;
+  for (const auto& [name, t] : tensors)
+    if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) bad.push_back(name);
+  if (!bad.empty())
+    fail(ck.path, ": ", bad.size(), " of the ", res.ema ? "EMA generator" : "generator", "'s ", tensors.size(),
+         " tensors are not finite (NaN or Inf), the first ", bad.front(), ": its weights have diverged; export an "
+         "earlier checkpoint");
   const auto names = read_class_names(run_classes_file(ck.path), ck.config.model.n_classes);
   const std::string json = export_config_json(ck, *g, res.ema, names);
   std::error_code ec;

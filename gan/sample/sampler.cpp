@@ -11,7 +11,8 @@
 
 namespace hamgan::sample {
 
-Sampler::Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ostream& warn) : opt_(opt) {
+Sampler::Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ostream& warn)
+    : opt_(opt), path_(ckpt.path) {
   if (opt.batch < 1) fail("--batch ", opt.batch, ": expected >= 1");
   if (opt.ema && !ckpt.has_ema)
     warn << ckpt.path << ": no EMA generator stored (train.ema was off); sampling with G\n";
@@ -48,7 +49,13 @@ torch::Tensor Sampler::generate(const torch::Tensor& z, const torch::Tensor& y) 
   if (z.dim() != 2 || z.size(1) != z_dim_ || y.dim() != 1 || y.size(0) != z.size(0))
     fail("sampler: expected z [B, ", z_dim_, "] and labels [B], got ", z.sizes(), " and ", y.sizes());
   torch::InferenceMode guard;
-  return g_->forward(z.to(opt_.device), y.to(opt_.device, torch::kLong)).to(torch::kCPU, torch::kFloat);
+  const torch::Tensor x = g_->forward(z.to(opt_.device), y.to(opt_.device, torch::kLong)).to(torch::kCPU, torch::kFloat);
+  // host read: one flag a batch, of a tensor already on the host.
+  if (!torch::isfinite(x).all().item<bool>())
+    fail(path_, ": the ", uses_ema_ ? "EMA generator" : "generator", "'s output is not finite (NaN or Inf) for ",
+         x.size(0) - torch::isfinite(x).flatten(1).all(1).sum().item<int64_t>(), " of ", x.size(0),
+         " images of a batch: its weights have diverged; sample an earlier checkpoint");
+  return x;
 }
 
 torch::Tensor Sampler::generate(const std::vector<SampleItem>& items) const {

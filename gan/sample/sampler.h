@@ -31,6 +31,8 @@ class Sampler {
  public:
   Sampler(const CheckpointData& ckpt, const SamplerOptions& opt, std::ostream& warn);
   // G(z, y) for the given latents [B, z_dim] and labels [B] -> [B, C, R, R] in [-1, 1], CPU float.
+  // An output that is not finite (a diverged generator) is an error naming the checkpoint: such
+  // images would be black PNGs and scores of nothing.
   torch::Tensor generate(const torch::Tensor& z, const torch::Tensor& y) const;
   // The images of `items` (latents from the seed), in order; one forward per `batch` items.
   torch::Tensor generate(const std::vector<SampleItem>& items) const;
@@ -49,6 +51,7 @@ class Sampler {
   void set_item_bases(const std::vector<SampleItem>& items, size_t first, size_t end) const;
 
   SamplerOptions opt_;
+  std::string path_;  // the checkpoint's, for errors
   mutable Generator g_{nullptr};
   int64_t z_dim_ = 0, n_classes_ = 0;
   bool uses_ema_ = false;
