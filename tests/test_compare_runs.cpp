@@ -167,6 +167,18 @@ TEST(CompareRuns, ErrorsNameTheRun) {
 
 // Eight series with long names do not fit one legend row over the plot: the legend becomes a
 // column right of the plotting area, each name in its colour; lines keep their colours.
+// FID's bias depends on the sample count: runs scored with 1000 and with 50 samples are not
+// ranked together; the error names both counts and the run.
+TEST(CompareRuns, RunsScoredWithOtherSampleCountsAreRefused) {
+  const std::string root = fresh("counts");
+  const std::string a = make_run(root + "/a", {{{100, 50, 0.5}}}, "clf-1", {1});
+  fs::create_directories(root + "/b");
+  eval::append_run_score(root + "/b", {100, 50, 1, "clf-1", {{"fid", 40}}});
+  const std::string e = test::error_of([&] { eval::summarize_runs({a, root + "/b"}); });
+  EXPECT_NE(e.find(root + "/b was scored with 50 samples, " + a + " with 1000"), std::string::npos) << e;
+  EXPECT_NE(e.find("do not compare"), std::string::npos) << e;
+}
+
 TEST(LinePlot, LegendColumnForManySeries) {
   const std::vector<double> xs = {0, 1, 2};
   std::vector<plot::Series> series;

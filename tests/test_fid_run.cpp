@@ -15,6 +15,7 @@
 #include "gan/eval/score_table.h"
 #include "gan/eval/score_run.h"
 #include "io/decode.h"
+#include "io/dir_lock.h"
 #include "io/image.h"
 #include "io/output_path.h"
 #include "io/png.h"
@@ -194,6 +195,10 @@ TEST(FidRun, ScoresOnlyNewCheckpoints) {
   EXPECT_EQ(to_tensor(decode_image(eval::scores_png(run))).sizes(), (std::vector<int64_t>{3, 3 * 400, 640}));
   EXPECT_NE(fid_cli(args).find("scored 0 checkpoints"), std::string::npos);
   EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
+  {  // With every row there, a scorer still adds the rows TensorBoard's view lacks: one at a time.
+    const io::DirLock other(run, ".fid.lock");
+    EXPECT_NE(test::fid_error(args).find("in use by another hamgan process"), std::string::npos);
+  }
   test::write_tiny_checkpoint(checkpoint_path(run + "/checkpoints", 30), 30, true, 3, yaml);
   EXPECT_NE(fid_cli(args).find("scored 1 checkpoints"), std::string::npos);
   rows = eval::read_run_scores(run);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "gan/cli/commands.h"
+#include "gan/eval/real_scores.h"
 #include "gan/eval/score_table.h"
 #include "gan/eval/train_scorer.h"
 #include "gan/train/trainer.h"
@@ -194,6 +195,14 @@ TEST(FidTestSplit, WhatHasNoTestSplitIsRefusedNamingIt) {
                      {"--real " + only_train, "has no test split"});
 }
 
+// Whether the PNG at `path` has a pixel of colour `c` (a line of the palette's).
+bool has_line(const std::string& path, std::array<uint8_t, 3> c) {
+  const Image png = decode_image(path);
+  for (size_t i = 0; i + 2 < png.pixels.size(); i += static_cast<size_t>(png.channels))
+    if (png.pixels[i] == c[0] && png.pixels[i + 1] == c[1] && png.pixels[i + 2] == c[2]) return true;
+  return false;
+}
+
 // `fid --run` on a data source with a test split writes the test images' figures for the run's
 // sample count into DIR/real_scores.csv (what --test-split prints for that count), once, and
 // scores.png draws them as a second line; a folder reference has no test split and no file.
@@ -218,21 +227,32 @@ TEST(FidTestSplit, ARunScoredOnTheSourceGetsTheRealImagesFiguresAndLine) {
   for (const char* m : {"fid", "precision", "recall", "density", "coverage", "class_acc"})
     EXPECT_NEAR(real[0].value(m), printed.at(m), 1e-4 * std::abs(printed.at(m)) + 1e-6) << m;
   // Beside the samples' line (tab10 blue), the real images' (tab10 orange) in scores.png.
-  const Image png = decode_image(eval::scores_png(run));
-  ASSERT_EQ(png.channels, 3);
-  const auto has = [&](std::array<uint8_t, 3> c) {
-    for (size_t i = 0; i + 2 < png.pixels.size(); i += 3)
-      if (png.pixels[i] == c[0] && png.pixels[i + 1] == c[1] && png.pixels[i + 2] == c[2]) return true;
-    return false;
-  };
-  EXPECT_TRUE(has(plot::plot_palette()[0]));
-  EXPECT_TRUE(has(plot::plot_palette()[1])) << "no real-images line in " << eval::scores_png(run);
+  EXPECT_TRUE(has_line(eval::scores_png(run), plot::plot_palette()[0]));
+  EXPECT_TRUE(has_line(eval::scores_png(run), plot::plot_palette()[1])) << "no real-images line in " << eval::scores_png(run);
   // A second checkpoint: the file is kept as it is, not scored again.
   const auto written = fs::last_write_time(eval::real_scores_csv(run));
   test::write_tiny_checkpoint(run + "/checkpoints/ckpt_000000020.pt", 20, true, 2, yaml);
   test::run_cli(cli::fid, "fid", score);
   EXPECT_EQ(eval::read_run_scores(run).size(), 2u);
   EXPECT_EQ(fs::last_write_time(eval::real_scores_csv(run)), written);
+  // The table fully scored with 20 samples: -n 30 is refused naming the counts, not answered
+  // with "every checkpoint already has a row".
+  std::vector<std::string> at30 = score, at40 = score;
+  at30[7] = "30", at40[7] = "40";
+  EXPECT_NE(test::fid_error(at30).find("-n asks for 30"), std::string::npos);
+  // scores.csv moved aside, as that error advises, and scored again with 30 samples: the real
+  // images' line is of 30 test images too, not the earlier row of 20 (FID's bias is another).
+  fs::rename(eval::scores_csv(run), run + "/scores_n20.csv");
+  test::run_cli(cli::fid, "fid", at30);
+  ASSERT_EQ(eval::read_score_table(eval::real_scores_csv(run)).size(), 1u);
+  EXPECT_EQ(eval::read_score_table(eval::real_scores_csv(run))[0].n, 30);
+  EXPECT_TRUE(has_line(eval::scores_png(run), plot::plot_palette()[1]));
+  // With 40 samples the 30 test images are too few for a line of the same count: none is drawn.
+  fs::rename(eval::scores_csv(run), run + "/scores_n30.csv");
+  test::run_cli(cli::fid, "fid", at40);
+  EXPECT_FALSE(eval::real_scores_of(run, eval::read_run_scores(run)[0].net, 40));
+  EXPECT_TRUE(has_line(eval::scores_png(run), plot::plot_palette()[0]));
+  EXPECT_FALSE(has_line(eval::scores_png(run), plot::plot_palette()[1]));
   // Against a folder of images there is no test split: no file, one line.
   const std::string folder_run = fresh("folder_run");
   test::write_tiny_checkpoint(folder_run + "/checkpoints/ckpt_000000010.pt", 10, true, 1, yaml);

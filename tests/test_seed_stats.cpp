@@ -202,6 +202,19 @@ TEST(CompareSeeds, TwoRowsOfOneIterationAreRefusedAsCompareRunRefusesThem) {
   EXPECT_EQ(seeds, runs);
 }
 
+// Seeds scored with other sample counts (or networks) are not averaged or t-tested together.
+TEST(CompareSeeds, SeedsScoredWithOtherSampleCountsAreRefused) {
+  const std::string dir = test::fresh_dir("test_seed_stats", "counts");
+  fs::create_directories(dir + "/a_s0");
+  fs::create_directories(dir + "/b_s0");
+  const std::string header = "iteration,n,seconds,features,fid\n";
+  std::ofstream(dir + "/a_s0/scores.csv") << header << "100,2000,1,inception,50\n";
+  std::ofstream(dir + "/b_s0/scores.csv") << header << "100,50,1,inception,40\n";
+  const std::string e = test::error_of([&] { eval::load_seed_groups(dir); });
+  EXPECT_NE(e.find(dir + "/b_s0/scores.csv was scored with 50 samples, " + dir + "/a_s0/scores.csv with 2000"),
+            std::string::npos) << e;
+}
+
 // a_s0 and a_s00 both parse to seed 0: one replaced the other, so a group of three runs counted
 // two seeds and its mean left one out. An error naming both folders.
 TEST(CompareSeeds, TwoFoldersOfOneSeedNumberAreAnErrorNamingBoth) {

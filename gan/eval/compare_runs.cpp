@@ -79,6 +79,7 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
     fail("compare: ", run_dirs.size(), " runs; at most ", plot::plot_palette().size(), " fit one figure");
   std::vector<RunSummary> out;
   std::map<std::string, std::string> seen;  // name -> directory
+  ScoreRow first;                            // the first run's last row: every run is on its scale
   for (const std::string& dir : run_dirs) {
     RunSummary s;
     s.name = run_name(dir);
@@ -89,11 +90,9 @@ std::vector<RunSummary> summarize_runs(const std::vector<std::string>& run_dirs)
     for (const auto& r : rows) nets.insert(r.net);
     if (nets.size() > 1) fail(run_score_table(dir), ": rows scored in more than one feature network");
     s.features = rows[0].net;
-    if (!out.empty() && s.features != out[0].features)
-      fail("compare: ", dir, " was scored in the features of ", metrics::describe_feature_net(s.features), ", ",
-           run_dirs[0], " in those of ", metrics::describe_feature_net(out[0].features),
-           "; FIDs of different feature networks do not compare (score both with the same network)");
     const ScoreRow& last = rows.back();
+    if (out.empty()) first = last;
+    else check_comparable("compare", run_dirs[0], first, dir, last);
     s.last = last.values;
     s.iteration = last.iteration, s.fid = last.value("fid");
     for (const auto& r : rows)

@@ -27,6 +27,7 @@
 #include "gan/eval/score_table.h"
 #include "gan/sample/plan.h"
 #include "io/decode.h"
+#include "io/dir_lock.h"
 #include "io/output_path.h"
 #include "metrics/class_accuracy.h"
 #include "metrics/classifier.h"
@@ -166,8 +167,10 @@ void score_run_checkpoints(const EvalSpec& spec) {
   const std::string& dir = std::get<ScoreRun>(spec.form).dir;
   check_sample_count(j);
   if (run_checkpoints(dir).empty()) fail("--run ", dir, ": no checkpoints in its checkpoints/ directory");
-  if (unscored_checkpoints(dir).empty()) {  // no samples to draw: a --features file only checks the table's network
+  if (unscored_checkpoints(dir).empty()) {  // no samples to draw: the table's network and count checked
+    const io::DirLock lock(dir, ".fid.lock");  // one scorer adds the view's missing rows, not each
     if (!j.features.empty()) check_run_net(dir, make_feature_net(j)->identity());
+    if (j.n > 0) check_run_n(dir, j.n, j.keys.n);
     ScoreEvents(dir).add_missing(read_run_scores(dir), warn_on(std::cerr));  // what TensorBoard's view lacks
     plot_run(dir);
     std::cout << "scored 0 checkpoints; every checkpoint already has a row in " << run_score_table(dir) << "\n";

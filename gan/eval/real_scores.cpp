@@ -21,7 +21,7 @@ std::optional<metrics::Features> test_split_features(const std::string& source, 
 
 std::optional<ScoreRow> real_scores_of(const std::string& run_dir, const std::string& net, int64_t n) {
   for (const ScoreRow& r : read_score_table(real_scores_csv(run_dir)))
-    if (r.net == net && r.n <= n) return r;  // a table holds one n (check_run_n)
+    if (r.net == net && r.n == n) return r;  // a table holds one n (check_run_n), and so does its line
   return std::nullopt;
 }
 
@@ -33,6 +33,13 @@ void ensure_real_scores(const std::string& run_dir, const std::string& source, R
   o.n = n, o.at_most = true;
   const std::optional<metrics::Features> test = test_split_features(source, o, net, wants_logits(net, m));
   if (!test) return;
+  // FID's bias, and every k-NN metric's, depends on the count: a split smaller than the samples
+  // would draw a line on another scale, so none is drawn.
+  if (test->pool.size(0) < n) {
+    log << "note: " << source << " (test split) has " << test->pool.size(0) << " images, fewer than the " << n
+        << " samples: no real test images' line (its figures would be of another count)\n" << std::flush;
+    return;
+  }
   const Score sc = score_features(*test, reference(), net, m);
   ScoreRow row;
   row.iteration = 0, row.n = sc.n, row.net = net.identity();

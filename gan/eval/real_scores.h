@@ -29,14 +29,14 @@ std::optional<metrics::Features> test_split_features(const std::string& source, 
 // DIR/real_scores.csv for a run scored with n samples against the reference that `reference`
 // gives (the run's, made only when needed) from data source `source`: kept when it holds a row
 // of this feature network and count, else computed and written (with a line on `log`). Nothing
-// when the source has no test split. A file that does not read as a score table is an error
-// naming it.
+// when the source has no test split, and only a note when it has fewer than n images. A file
+// that does not read as a score table is an error naming it.
 void ensure_real_scores(const std::string& run_dir, const std::string& source, ReferenceOptions o, int64_t n,
                         const std::function<Reference()>& reference, const metrics::FeatureNet& net,
                         const MetricSet& m, std::ostream& log);
 
-// The row of DIR/real_scores.csv scored in feature network `net` for a table of `n` samples (with
-// n test images, or all of a smaller split), if there is one.
+// The row of DIR/real_scores.csv scored in feature network `net` with `n` test images, for a table
+// of n samples, if there is one: a row of another count is never drawn or shown beside it.
 std::optional<ScoreRow> real_scores_of(const std::string& run_dir, const std::string& net, int64_t n);
 
 }  // namespace hamgan::eval

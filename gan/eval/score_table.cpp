@@ -13,6 +13,7 @@
 #include "core/word_list.h"
 #include "io/atomic_file.h"
 #include "io/table_line.h"
+#include "metrics/feature_net.h"
 #include "metrics/metric.h"
 
 namespace hamgan::eval {
@@ -190,6 +191,18 @@ void ready_table(const std::string& run_dir) {
 }
 
 }  // namespace
+
+void check_comparable(const std::string& who, const std::string& ta, const ScoreRow& a, const std::string& tb,
+                      const ScoreRow& b) {
+  if (a.net != b.net)
+    fail(who, ": ", tb, " was scored in the features of ", metrics::describe_feature_net(b.net), ", ", ta,
+         " in those of ", metrics::describe_feature_net(a.net),
+         "; FIDs of different feature networks do not compare (score both with the same network)");
+  if (a.n != b.n)
+    fail(who, ": ", tb, " was scored with ", b.n, " samples, ", ta, " with ", a.n,
+         "; FIDs of different sample counts differ by their bias alone and do not compare (score both with one -n: "
+         "move one table aside and run `hamgan fid --run DIR -n ", a.n, "`)");
+}
 
 void write_score_table(const std::string& path, const std::vector<ScoreRow>& rows) {
   io::write_file_atomically(path, table_text(rows));

@@ -46,6 +46,11 @@ std::vector<ScoreRow> read_score_table(const std::string& path);
 // The rows of a run (run_score_table).
 std::vector<ScoreRow> read_run_scores(const std::string& run_dir);
 std::set<int64_t> scored_iterations(const std::vector<ScoreRow>& rows);
+// Error from `who` (the command) unless row `a` (of table `ta`) and row `b` (of `tb`) were scored
+// in one feature network with one sample count: an FID's value and its bias depend on both, so
+// scores of other networks or counts never rank, average or test against each other.
+void check_comparable(const std::string& who, const std::string& ta, const ScoreRow& a, const std::string& tb,
+                      const ScoreRow& b);
 // Sorts the rows of table `path` by iteration (stable); hamgan::Error naming the file when two
 // rows have one iteration (a stale row, a hand edit, two scorers): which of them is the
 // checkpoint's score cannot be told, and either could silently become the best.

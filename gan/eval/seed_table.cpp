@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <regex>
 #include <set>
@@ -69,6 +70,7 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
   std::sort(entries.begin(), entries.end());
   std::map<std::string, SeedGroup> by_name;
   std::map<std::pair<std::string, int64_t>, fs::path> folder_of;  // (name, seed) -> its folder
+  std::optional<std::pair<std::string, ScoreRow>> first;          // every table on the first's scale
   for (const auto& e : entries) {
     std::smatch m;
     const std::string name = e.filename().string();
@@ -77,6 +79,10 @@ std::vector<SeedGroup> load_seed_groups(const std::string& dir) {
     std::vector<ScoreRow> rows = read_score_table(table);
     if (rows.empty()) continue;
     sort_one_row_per_iteration(rows, table);  // as `compare --run` reads a run
+    for (const ScoreRow& r : rows) {
+      if (!first) first.emplace(table, r);
+      check_comparable("compare --seeds", first->first, first->second, table, r);
+    }
     int64_t seed = 0;
     if (!parse_int(m[2].str(), seed))
       fail("compare --seeds: ", e.string(), ": seed ", m[2].str(), " is too large; expected <name>_s<seed> with a seed below 2^63");
