@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -338,6 +339,46 @@ TEST(Packed, CorruptionIsNamed) {
   e = error_of([&] { open_packed(trunc, 8, 3); });
   EXPECT_NE(e.find("size.pack"), std::string::npos) << e;
   EXPECT_NE(e.find("wrong size"), std::string::npos) << e;
+}
+
+// A label outside the file's class count (7 in a 10-class file is fine; 10, 2^31-1 and -5 are
+// not), in a file whose checksums agree (made by hand, or by another program): refused where
+// the file is opened, naming the image, not "index out of range in self" after a step.
+TEST(Packed, ALabelOutsideTheClassCountIsRefusedAtOpen) {
+  PrepareOptions po;
+  po.source = oracle_path("cifar");
+  po.out = scratch("labels.pack");
+  po.resolution = 8;
+  po.chunk = 4;
+  po.progress = false;
+  prepare_packed(po);
+  const auto with_label = [&](const std::string& name, int32_t y) {
+    std::ifstream in(po.out, std::ios::binary);
+    std::vector<uint8_t> f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t hb = 0;
+    PackedHeader h = decode_packed_header(f.data(), f.size(), po.out, hb);
+    const PackedLayout l = packed_layout(h, hb);
+    std::memcpy(f.data() + l.label_off + 4 * 5, &y, 4);  // image 5, chunk 1
+    std::vector<uint64_t> table(static_cast<size_t>(l.chunks));
+    std::memcpy(table.data(), f.data() + l.table_off, 8 * table.size());
+    table[1] = packed_chunk_checksum(f.data(), l, 1);
+    std::memcpy(f.data() + l.table_off, table.data(), 8 * table.size());
+    h.data_checksum = hash64(table.data(), 8 * table.size());
+    const std::vector<uint8_t> head = encode_packed_header(h);
+    std::copy(head.begin(), head.end(), f.begin());
+    const std::string path = scratch(name);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
+    return path;
+  };
+  EXPECT_EQ(open_packed(with_label("label9.pack", 9), 8, 3)->label(5), 9);
+  for (const int32_t y : {10, 2147483647, -5}) {
+    SCOPED_TRACE(y);
+    const std::string path = with_label("label_bad.pack", y);
+    const std::string e = error_of([&] { open_packed(path, 8, 3); });
+    EXPECT_NE(e.find(path + ": image 5 has label " + std::to_string(y) + ", and the file has 10 classes"),
+              std::string::npos) << e;
+    fs::remove(path);
+  }
 }
 
 TEST(Packed, ResumesPartial) {

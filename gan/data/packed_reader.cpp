@@ -33,8 +33,19 @@ class Packed : public Dataset {
     verify();
     // One line for all of them, with their exact count: a warning per image would be repeated
     // by every rank between progress lines.
+    // Every label in range where the file is opened: one outside it would index nothing at the
+    // first step (training, statistics by class, `prepare` from this file).
     int64_t undecodable = 0;
-    for (int64_t i = 0; i < h_.count; ++i) undecodable += label(i) == kLabelUndecodable;
+    const int64_t classes = static_cast<int64_t>(h_.class_names.size());
+    for (int64_t i = 0; i < h_.count; ++i) {
+      int32_t y;
+      std::memcpy(&y, p + l_.label_off + 4 * i, 4);
+      if (y < -1 || y >= classes)
+        fail(file, ": image ", i, " has label ", y, ", and the file has ", classes, " classes (labels 0..",
+             classes - 1, ", or -1 for an image undecodable when prepared): a damaged or hand-made file; prepare it "
+             "again with `hamgan prepare`");
+      undecodable += y == -1;
+    }
     if (undecodable > 0)
       std::cerr << "warning: " << file << ": " << undecodable << " of " << h_.count
                 << " images were undecodable in the source when prepared; they are skipped\n";
