@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace hamgan {
 
@@ -61,6 +62,24 @@ std::vector<std::map<std::string, double>> read_train_stats_log(const std::strin
     out.push_back(std::move(rec));
   }
   return out;
+}
+
+void cut_train_stats_log(const std::string& path, int64_t iteration) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string kept, line;
+  bool cut = false;
+  for (int64_t no = 1; std::getline(in, line); ++no) {
+    bool keep = true;
+    try {
+      keep = parse_record(line, path).at("iteration") <= static_cast<double>(iteration);
+    } catch (const Error&) {
+      keep = in.peek() != std::char_traits<char>::eof();  // a torn last line goes; the reader names others
+    }
+    if (keep) kept += line + "\n";
+    else cut = true;
+  }
+  if (cut) io::write_file_atomically(path, kept);
 }
 
 }  // namespace hamgan

@@ -177,6 +177,12 @@ TEST(Resume, TwoNStraightEqualsNPlusResumePlusNBitForBit) {
 }
 
 namespace {
+// The iteration of one metrics.jsonl line.
+double read_its(const std::string& line) {
+  const size_t at = line.find("\"iteration\": ");
+  return at == std::string::npos ? -1 : std::stod(line.substr(at + 13));
+}
+
 // The error of a tiny run whose D weights turn NaN after iteration `poison_at` ("" if none).
 std::string divergence_error(const std::string& dir, int64_t poison_at) {
   TrainHooks hooks;
@@ -241,6 +247,22 @@ TEST(Stop, NanBeforeAnEvalPointIsNeitherCheckpointedNorScored) {
             std::string::npos) << m;
   EXPECT_EQ(list_checkpoints(dir + "/checkpoints"), std::vector<std::string>{checkpoint_path(dir + "/checkpoints", 3)});
   EXPECT_EQ(scores, 0);
+}
+
+// A run killed after its checkpoint at 3 had logged iterations 4 and 5 and half a line: the
+// resumed run's metrics.jsonl holds each iteration once, in order, as one run's.
+TEST(Stop, AResumedRunDropsWhatTheKilledRunLoggedAfterItsCheckpoint) {
+  const std::string dir = fresh_dir("killed_log");
+  run(tiny("train.iterations=3"), dir);
+  {
+    std::ofstream log(dir + "/metrics.jsonl", std::ios::app);
+    log << "{\"iteration\": 4, \"g_loss\": 1}\n{\"iteration\": 5, \"g_loss\": 1}\n{\"iteration\": 6, \"g_lo";
+  }
+  run(tiny(), dir);
+  std::ifstream log(dir + "/metrics.jsonl");
+  std::vector<double> its;
+  for (std::string l; std::getline(log, l);) its.push_back(read_its(l));
+  EXPECT_EQ(its, (std::vector<double>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {

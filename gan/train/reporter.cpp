@@ -8,6 +8,7 @@
 #include "gan/train/train_stats_plot.h"
 #include "gan/train/run_dir.h"
 #include "gan/train/trainer.h"
+#include "io/metrics_log.h"
 
 namespace hamgan {
 
@@ -45,6 +46,7 @@ void Reporter::banner(const Trainer& t, const std::optional<CheckpointData>& res
 }
 
 void Reporter::start(const Trainer& t, const RunDir& dir) {
+  if (lead_) cut_train_stats_log(dir.path() + "/metrics.jsonl", t.iteration());  // a killed run's later records
   progress_.emplace(out_, lead_ ? dir.path() + "/metrics.jsonl" : "/dev/null");
   tensorboard_.emplace(dir.path(), lead_ && cfg_.train.tensorboard);
   tensorboard_->start(t.iteration() + 1);  // the first step this session writes
