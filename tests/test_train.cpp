@@ -265,6 +265,16 @@ TEST(Stop, AResumedRunDropsWhatTheKilledRunLoggedAfterItsCheckpoint) {
   EXPECT_EQ(its, (std::vector<double>{1, 2, 3, 4, 5, 6}));
 }
 
+// The last iteration always gets a grid, also when it is a checkpoint point but not a sample
+// point (6 with checkpoint_every 3 and sample_every 4).
+TEST(Train, TheLastIterationGetsAGridAtACheckpointPointToo) {
+  const std::string dir = fresh_dir("last_grid");
+  run(tiny("train.sample_every=4 train.checkpoint_every=3"), dir);
+  EXPECT_TRUE(fs::exists(dir + "/samples/samples_000000004.png"));
+  EXPECT_TRUE(fs::exists(dir + "/samples/samples_000000006.png"));
+  EXPECT_FALSE(fs::exists(dir + "/samples/samples_000000003.png"));
+}
+
 TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   const std::string dir = fresh_dir("sigint");
   TrainHooks hooks;

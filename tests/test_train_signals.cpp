@@ -79,7 +79,7 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
 
   // SIGTERM after at least one iteration.
   const auto [st1, out1] = train_then_signal(out, SIGTERM, 0, (out.string() + "_1.log"));
-  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 0) << "status " << st1 << "\n" << out1;
+  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 128 + SIGTERM) << "status " << st1 << "\n" << out1;
   const int64_t it1 = stopped_iteration(out1, SIGTERM);
   ASSERT_GE(it1, 1) << out1;
   const CheckpointData c1 = load_checkpoint(checkpoint_path((out / "checkpoints").string(), it1));
@@ -88,7 +88,7 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
   // Resume: continues at it1 + 1; SIGINT once it has done at least one more iteration.
   const int64_t lines1 = metrics_lines(out);
   const auto [st2, out2] = train_then_signal(out, SIGINT, lines1, (out.string() + "_2.log"));
-  ASSERT_TRUE(st2 >= 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0) << "status " << st2 << "\n" << out2;
+  ASSERT_TRUE(st2 >= 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 128 + SIGINT) << "status " << st2 << "\n" << out2;
   EXPECT_NE(out2.find("resuming from"), std::string::npos) << out2;
   EXPECT_NE(out2.find("(iteration " + std::to_string(it1) + ")"), std::string::npos) << out2;
   const int64_t it2 = stopped_iteration(out2, SIGINT);
@@ -102,14 +102,15 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
 }
 
 // `--nproc 2`: the ranks run in their own process group; a SIGTERM to the launcher reaches
-// every rank once (they stop at one iteration with a checkpoint and the launcher exits 0), and
+// every rank once (they stop at one iteration with a checkpoint and the launcher exits 143, as
+// one rank does: 128 + SIGTERM, a stopped run, not a finished or a failed one), and
 // a launcher killed outright (SIGKILL) still has its ranks stop with a checkpoint
 // (PR_SET_PDEATHSIG) instead of training on as orphans.
 TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
   const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "signals_nproc_run";
   fs::remove_all(out);
   const auto [st1, out1] = train_then_signal(out, SIGTERM, 0, out.string() + "_1.log", {"--nproc", "2"});
-  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 0) << "status " << st1 << "\n" << out1;
+  ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 128 + SIGTERM) << "status " << st1 << "\n" << out1;
   const int64_t it1 = stopped_iteration(out1, SIGTERM);
   ASSERT_GE(it1, 1) << out1;
   EXPECT_EQ(load_checkpoint(checkpoint_path((out / "checkpoints").string(), it1)).iteration, it1);
@@ -128,7 +129,7 @@ TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
   EXPECT_EQ(load_checkpoint(checkpoint_path((out / "checkpoints").string(), it2)).iteration, it2);
   // Nothing holds the run any more: a resume starts, and goes on from it2.
   const auto [st3, out3] = train_then_signal(out, SIGTERM, metrics_lines(out), out.string() + "_3.log");
-  ASSERT_TRUE(st3 >= 0 && WIFEXITED(st3) && WEXITSTATUS(st3) == 0) << "status " << st3 << "\n" << out3;
+  ASSERT_TRUE(st3 >= 0 && WIFEXITED(st3) && WEXITSTATUS(st3) == 128 + SIGTERM) << "status " << st3 << "\n" << out3;
   EXPECT_NE(out3.find("(iteration " + std::to_string(it2) + ")"), std::string::npos) << out3;
 }
 

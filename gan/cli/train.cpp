@@ -1,12 +1,14 @@
 // `hamgan train --config FILE --out DIR [key=value ...]`: trains, or resumes from the newest
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
 #include <algorithm>
+#include <csignal>
 
 #include "core/error.h"
 #include "core/threads.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/train_scorer.h"
 #include "gan/train/launcher.h"
+#include "gan/train/signals.h"
 #include "gan/train/train_job.h"
 
 namespace hamgan::cli {
@@ -60,7 +62,11 @@ int train(int argc, char** argv) {
     job.make_eval = [&job, rank = env.rank](torch::Device device) {
       return eval::make_train_scorer(job.cfg, job.out_dir, rank, device);
     };
-  run_train_job(job, env);
+  // A run stopped by a signal (checkpointed, resumable) exits as a shell's command the signal
+  // stopped would, 128 + its number (130 for Ctrl-C, 143 for SIGTERM), so that a wrapper tells it
+  // from a finished one; the time limit is a finish the config asked for (0).
+  if (run_train_job(job, env).outcome == TrainOutcome::Interrupted)
+    return 128 + (StopOnSignal::requested() ? StopOnSignal::requested() : SIGTERM);
   return 0;
 }
 

@@ -106,10 +106,16 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
       for (int sig : {SIGINT, SIGTERM, SIGHUP}) catch_signal(sig, relay_to_workers);
     }
   }
-  int failed = 0;
+  int failed = 0, stopped = 0;
   for (size_t r = 0; r < pids.size(); ++r) {
     int status = 0;
     while (waitpid(pids[r], &status, 0) < 0 && errno == EINTR) {
+    }
+    // Stopped by a signal, checkpointed: 128 + SIGINT or SIGTERM (gan/cli/train.cpp), no failure.
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+      if (!stopped) stopped = code;
+      continue;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       std::cerr << "hamgan train: worker " << r << " (rank " << r << " of " << pids.size() << ") "
@@ -119,7 +125,7 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
       ++failed;
     }
   }
-  return failed ? 1 : 0;
+  return failed ? 1 : stopped;
 }
 
 void attach_to_launcher() {

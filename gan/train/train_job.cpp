@@ -51,7 +51,7 @@ SourceFactory real_images(const TrainJob& job, const DistEnv& env, torch::Device
 
 }  // namespace
 
-void run_train_job(const TrainJob& job, const DistEnv& env) {
+TrainResult run_train_job(const TrainJob& job, const DistEnv& env) {
   const std::shared_ptr<Dataset> data = open_training_data(job);
   TrainOptions to;
   to.out_dir = job.out_dir;
@@ -67,8 +67,9 @@ void run_train_job(const TrainJob& job, const DistEnv& env) {
   }
   if (job.make_eval) to.eval = job.make_eval(*to.device);
   if (dp) dp->meet();  // the first collective is timed: nobody goes on while rank 0 reads its reference
-  train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit also ends here
+  const TrainResult r = train(job.cfg, to, real_images(job, env, *to.device, data));  // a signal or the time limit too
   if (dp) dp->barrier();  // rank 0 may host the store: nobody leaves before the checkpoint
+  return r;
 }
 
 }  // namespace hamgan

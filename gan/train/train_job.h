@@ -23,6 +23,6 @@ struct TrainJob {
   std::function<EvalHook(torch::Device)> make_eval;
 };
 
-void run_train_job(const TrainJob& job, const DistEnv& env);
+TrainResult run_train_job(const TrainJob& job, const DistEnv& env);
 
 }  // namespace hamgan

@@ -450,11 +450,10 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   // signal is answered within the step and the checkpoint write (standing statistics and a
   // 128 px grid take seconds more), the EMA G's standing statistics left to the loader.
   const bool interrupted = outcome == TrainOutcome::Interrupted;
-  if (dir.last_checkpoint() != t.iteration()) {
-    if (!interrupted && tc.sample_every > 0 && !every(tc.sample_every, t.iteration()))
-      report.tensorboard().image(t.iteration(), "samples", dir.save_grid(t));
+  if (!interrupted && t.iteration() >= first_it && tc.sample_every > 0 && !every(tc.sample_every, t.iteration()))
+    report.tensorboard().image(t.iteration(), "samples", dir.save_grid(t));  // a checkpoint point or not
+  if (dir.last_checkpoint() != t.iteration())
     dir.save_checkpoint(t, source->state(), tc.keep_checkpoints, /*standing=*/!interrupted);
-  }
   // The end is scored too (the best checkpoint may be the last one), unless a stop was requested.
   if (opt.eval && cfg.eval.every > 0 && last_eval != t.iteration() && !interrupted)
     opt.eval(t.iteration(), dir.checkpoint_path(t.iteration()), say, view, ranks);
