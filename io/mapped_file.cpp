@@ -10,10 +10,12 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 
 namespace hamgan {
 
 MappedFile::MappedFile(const std::string& path, bool writable, size_t size) : path_(path) {
+  if (!writable) io::require_regular_file(path, "a file to map");
   fd_ = ::open(path.c_str(), writable ? (O_RDWR | O_CREAT) : O_RDONLY, 0644);
   if (fd_ < 0) fail(path, ": cannot open: ", std::strerror(errno));
   if (writable && size > 0 && ::ftruncate(fd_, static_cast<off_t>(size)) != 0) {

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "io/mapped_file.h"
+#include "io/regular_file.h"
 
 namespace hamgan::torch_file {
 
@@ -166,8 +167,7 @@ TensorMap zip_load(const std::vector<uint8_t>& b, const std::string& what, Index
 std::vector<uint8_t> read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(path, ": is a directory; expected a file");
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    fail(path, ": is not a regular file");
+  io::require_regular_file(path, "a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open");
   in.seekg(0, std::ios::end);

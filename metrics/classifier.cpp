@@ -12,6 +12,7 @@
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "io/zip_reader.h"
+#include "io/regular_file.h"
 
 namespace hamgan::metrics {
 
@@ -123,6 +124,7 @@ const io::OutputKind& classifier_output() {
 }
 
 DomainClassifier load_classifier(const std::string& path, ClassifierInfo* info_out) {
+  io::require_regular_file(path, "a classifier file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open the classifier file");
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -12,6 +12,7 @@
 #include "io/torch_file.h"
 #include "metrics/classifier.h"
 #include "metrics/dinov2.h"
+#include "io/regular_file.h"
 
 namespace hamgan::metrics {
 
@@ -63,6 +64,7 @@ std::string WeightFile::describe() const {
 }
 
 WeightFile read_weight_file(const std::string& path) {
+  io::require_regular_file(path, "a feature network's weight file");
   WeightFile f;
   f.path = path;
   if (classifier_output().recognises_file(path)) {

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/state_dict.h"
 #include "io/torch_file.h"
+#include "io/regular_file.h"
 
 namespace hamgan::metrics {
 
@@ -189,6 +190,7 @@ torch::Tensor inception_input(const torch::Tensor& images, Resize mode) {
 }
 
 bool is_torchscript_file(const std::string& path) {
+  io::require_regular_file(path, "Inception weights");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open");
   char m[2] = {0, 0};

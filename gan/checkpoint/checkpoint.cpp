@@ -18,6 +18,7 @@
 #include "io/atomic_file.h"
 #include "io/torch_file.h"
 #include "io/zip_reader.h"
+#include "io/regular_file.h"
 
 namespace hamgan {
 
@@ -317,6 +318,7 @@ namespace {
 // an older checkpoint resume and the next save overwrite it. False: the file is gone since the
 // directory was listed (the lead rank of this run set it aside as damaged).
 bool check_readable(const std::string& path) {
+  io::require_regular_file(path, "a checkpoint");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f && errno == ENOENT) return false;
   if (!f)

@@ -1,6 +1,11 @@
 #include "gan/config/config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -240,16 +245,31 @@ std::string read_text(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     fail(path, ": is a directory; expected a YAML ", what, " (e.g. configs/fmnist32_hamgan.yaml)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open ", what);
+  // O_NONBLOCK: a FIFO that no program writes opens at once and reads as empty, instead of
+  // waiting for a writer that may never come; one with a writer (`-c <(...)`) reads as usual
+  // once the flag is cleared.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(path, ": cannot open ", what, ": ", std::strerror(errno));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   // Read at most one byte past the bound: a device (/dev/zero), a pipe that never ends or a
   // huge file is an error, not a read that fills memory.
-  constexpr std::streamsize kMaxConfigBytes = 1 << 20;
+  constexpr size_t kMaxConfigBytes = 1 << 20;
   std::string text(kMaxConfigBytes + 1, '\0');
-  in.read(text.data(), kMaxConfigBytes + 1);
-  if (in.bad()) fail(path, ": cannot read ", what);
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (in.gcount() > kMaxConfigBytes)
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t r = ::read(fd, text.data() + got, text.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int e = errno;
+      ::close(fd);
+      fail(path, ": cannot read ", what, ": ", std::strerror(e));
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  text.resize(got);
+  if (got > kMaxConfigBytes)
     fail(path, ": larger than ", kMaxConfigBytes, " bytes; expected a YAML ", what, " (a config is a few KB)");
   return text;
 }
