@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/mac_counter.h"
 #include "core/parse_number.h"
+#include "core/machine_memory.h"
 #include "layers/context/bare_operator.h"
 #include "layers/context/context.h"
 
@@ -41,6 +42,14 @@ std::vector<int64_t> parse_shape(const std::string& s) {
     v.push_back(d);
   }
   if (v.size() != 4) fail("--shape '", s, "': expected BxCxHxW (4 numbers), got ", v.size());
+  // Before anything is allocated: the input and an attention map over its positions (B x HW x
+  // HW), a few fp32 copies each, must fit the machine (in doubles: the products overflow int64).
+  const double b = static_cast<double>(v[0]), hw = static_cast<double>(v[2]) * static_cast<double>(v[3]);
+  const double bytes = 16 * std::max(b * static_cast<double>(v[1]) * hw, b * hw * hw);
+  const int64_t have = physical_memory_bytes();
+  if (have > 0 && bytes > static_cast<double>(have))
+    fail("--shape '", s, "': its tensors (the input and an attention map of ", b * hw * hw, " entries) need about ",
+         bytes / 1e9, " GB, more than this machine's ", static_cast<double>(have) / 1e9, " GB; expected a smaller shape");
   return v;
 }
 

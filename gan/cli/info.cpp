@@ -14,6 +14,7 @@
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "gan/models/init.h"
+#include "gan/models/model_size.h"
 #include "gan/train/step_cost.h"
 
 namespace hamgan::cli {
@@ -89,6 +90,7 @@ int info(int argc, char** argv) {
   std::cout << "# hamgan built with " << compat::libtorch_description() << "\n";
   std::cout << "# resolved config (" << cfg.source << ")\n" << to_yaml(cfg.resolved) << "\n";
 
+  check_models_fit_memory(cfg, 1, "hamgan info, which builds them in fp32 to count them,");
   torch::NoGradGuard no_grad;
   Generator g(cfg.model, cfg.generator);
   Discriminator d(cfg.model, cfg.discriminator);

@@ -7,11 +7,24 @@
 #include "core/threads.h"
 #include "gan/cli/commands.h"
 #include "gan/eval/train_scorer.h"
+#include "gan/models/model_size.h"
 #include "gan/train/launcher.h"
 #include "gan/train/signals.h"
 #include "gan/train/train_job.h"
 
 namespace hamgan::cli {
+
+namespace {
+
+// The models fit this machine before anything is built: on the CPU training holds weights,
+// gradients, Adam's two moments and EMA G; for a GPU the host builds G and D once.
+void check_training_fits(const Config& cfg) {
+  const bool cpu = train_device(word_of(cfg.train.device, kDeviceWords)).is_cpu();
+  check_models_fit_memory(cfg, cpu ? 5 : 1,
+                          cpu ? "training on the CPU (weights, gradients, Adam's moments, EMA G)" : "building them");
+}
+
+}  // namespace
 
 int train(int argc, char** argv) {
   cxxopts::Options opts("hamgan train", "Train a class-conditional GAN (resumes from --out)");
@@ -36,7 +49,7 @@ int train(int argc, char** argv) {
          "(--nproc starts its own ranks on this machine; RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT make this process one "
          "rank of another launcher's)");
   if (nproc > 1 && !env.enabled()) {
-    config_from(r);  // a bad config fails once, here, not in every worker
+    check_training_fits(config_from(r));  // a bad config fails once, here, not in every worker
     return launch_local_ranks(nproc, argc, argv);
   }
   attach_to_launcher();  // a rank whose launcher is already gone stops here, saying so
@@ -47,6 +60,9 @@ int train(int argc, char** argv) {
     set_threads(r);
   TrainJob job;
   job.cfg = config_from(r);
+  // Before anything is built: on the CPU training holds weights, gradients, Adam's two moments
+  // and EMA G in memory; on a GPU the host builds G and D once.
+  check_training_fits(job.cfg);
   job.out_dir = out;
   job.synthetic = r.count("synthetic") > 0;
   job.workers = workers_of(r);

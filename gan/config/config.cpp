@@ -310,6 +310,12 @@ YAML::Node resolve_base(YAML::Node root, const std::string& name, std::vector<st
     for (const auto& f : chain) loop += f + " -> ";
     fail(name, ": key 'base': the bases form a cycle (", loop, path.string(), "); expected a chain that ends");
   }
+  // A preset sits on a base or two; a deeper chain is a mistake (or a generated trap), and each
+  // link is checked against every earlier one.
+  constexpr size_t kMaxBases = 32;
+  if (chain.size() > kMaxBases)
+    fail(chain.front(), ": key 'base': a chain of more than ", kMaxBases, " bases (", chain[1], " -> ... -> ",
+         path.string(), "); expected a preset on a short chain of bases");
   chain.push_back(path.string());
   YAML::Node base = resolve_base(read_tree(read_text(path.string(), "base config"), path.string()),
                                  path.string(), chain);
