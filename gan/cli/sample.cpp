@@ -145,11 +145,12 @@ int sample_cmd(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     std::cout << "wrote " << items.size() << " images of " << classes.size() << " classes to " << out << " ("
               << (s.uses_ema() ? "EMA G" : "G") << ", iteration " << ck.iteration << ")\n";
-    // The run's class names (synsets) beside the numbered class directories.
-    if (!names.empty()) {
-      std::ifstream in(names);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      io::write_file_atomically((fs::path(out) / "classes.txt").string(), text);
+    // The run's class names (synsets) beside the numbered class directories: written anew from
+    // its list when that is this model's (one UTF-8 name per class), else not at all.
+    const std::vector<std::string> class_names = names.empty() ? std::vector<std::string>{}
+                                                                : sample::run_class_names(checkpoint, s.n_classes());
+    if (!class_names.empty()) {
+      io::write_file_atomically((fs::path(out) / "classes.txt").string(), sample::classes_text(class_names));
       std::cout << "class names: " << (fs::path(out) / "classes.txt").string() << " (directory name, class name)\n";
     }
   }

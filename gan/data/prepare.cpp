@@ -16,6 +16,7 @@
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
 #include "io/mapped_file.h"
+#include "gan/data/class_names.h"
 
 namespace fs = std::filesystem;
 
@@ -81,6 +82,7 @@ PrepareResult prepare_packed(const PrepareOptions& opt) {
            "); nothing was written: make it writable or choose another --out");
   }
   const auto data = open_dataset(dc, opt.resolution, opt.channels);
+  check_class_names(data->class_names(), opt.source);  // the packed file's header carries them
   const std::string source = source_path + "#" + source_fingerprint(*data);
   if (fs::exists(opt.out)) {
     std::shared_ptr<Dataset> done;

@@ -79,17 +79,6 @@ std::string json_real(double v) {
   return o.str();
 }
 
-std::vector<std::string> read_class_names(const std::string& path, int64_t n_classes) {
-  if (path.empty()) return {};
-  std::ifstream in(path);
-  std::vector<std::string> names;
-  for (std::string line; std::getline(in, line);) {
-    const size_t sp = line.find(' ');
-    names.push_back(sp == std::string::npos ? line : line.substr(sp + 1));
-  }
-  if (static_cast<int64_t>(names.size()) != n_classes) return {};  // not this run's list
-  return names;
-}
 
 }  // namespace
 
@@ -237,7 +226,7 @@ ExportResult export_generator(const CheckpointData& ck, bool ema, int64_t standi
     fail(ck.path, ": ", bad.size(), " of the ", res.ema ? "EMA generator" : "generator", "'s ", tensors.size(),
          " tensors are not finite (NaN or Inf), the first ", bad.front(), ": its weights have diverged; export an "
          "earlier checkpoint");
-  const auto names = read_class_names(run_classes_file(ck.path), ck.config.model.n_classes);
+  const auto names = run_class_names(ck.path, ck.config.model.n_classes);
   const std::string json = export_config_json(ck, *g, res.ema, names);
   std::error_code ec;
   fs::create_directories(dir, ec);

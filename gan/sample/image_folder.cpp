@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
+#include "gan/data/class_names.h"
 
 namespace hamgan::sample {
 
@@ -76,6 +78,26 @@ std::string run_classes_file(const std::string& checkpoint) {
   const fs::path f = fs::absolute(checkpoint).parent_path().parent_path() / "classes.txt";
   std::error_code ec;
   return fs::is_regular_file(f, ec) ? f.string() : "";
+}
+
+std::vector<std::string> run_class_names(const std::string& checkpoint, int64_t n_classes) {
+  const std::string f = run_classes_file(checkpoint);
+  if (f.empty()) return {};
+  std::ifstream in(f);
+  std::vector<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    if (static_cast<int64_t>(names.size()) >= n_classes) return {};  // longer than this run's list
+    const size_t sp = line.find(' ');
+    if (sp == std::string::npos || !all_digits(line.substr(0, sp))) return {};
+    names.push_back(line.substr(sp + 1));
+    try {
+      check_class_names({names.back()}, f);
+    } catch (const Error&) {
+      return {};
+    }
+  }
+  if (static_cast<int64_t>(names.size()) != n_classes) return {};
+  return names;
 }
 
 }  // namespace hamgan::sample

@@ -22,5 +22,9 @@ std::string classes_text(const std::vector<std::string>& names);
 const io::OutputKind& classes_output();
 // The run's classes.txt for a checkpoint RUN/checkpoints/ckpt_*.pt, or "" when it has none.
 std::string run_classes_file(const std::string& checkpoint);
+// The class names of the run's classes.txt for a checkpoint RUN/checkpoints/ckpt_*.pt, or none
+// when it has no such file or the file is not this run's list: not n_classes lines "<dir> <name>"
+// of UTF-8 without control characters (read up to a bound, whatever the file's size).
+std::vector<std::string> run_class_names(const std::string& checkpoint, int64_t n_classes);
 
 }  // namespace hamgan::sample

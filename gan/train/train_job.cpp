@@ -8,6 +8,7 @@
 #include "gan/data/dataset.h"
 #include "gan/data/synthetic.h"
 #include "gan/train/trainer.h"
+#include "gan/data/class_names.h"
 
 namespace hamgan {
 
@@ -19,6 +20,7 @@ std::shared_ptr<Dataset> open_training_data(const TrainJob& job) {
   if (job.synthetic) return nullptr;
   const Config& cfg = job.cfg;
   std::shared_ptr<Dataset> data = open_dataset(cfg.data, cfg.model.resolution, cfg.model.image_channels);
+  check_class_names(data->class_names(), cfg.data.path);  // written to classes.txt and exports
   if (data->num_classes() != cfg.model.n_classes)
     fail(cfg.source, ": model.n_classes is ", cfg.model.n_classes, " but ", cfg.data.path, " has ",
          data->num_classes(), " classes; set model.n_classes=", data->num_classes());
