@@ -275,6 +275,19 @@ TEST(Train, TheLastIterationGetsAGridAtACheckpointPointToo) {
   EXPECT_FALSE(fs::exists(dir + "/samples/samples_000000003.png"));
 }
 
+// train.ema may change on resume, both ways: a run resumed once with EMA off (its checkpoint has
+// no EMA G) resumes with EMA on again, the average starting from G's weights, and says so.
+TEST(Train, EmaTurnedBackOnAfterAResumeWithoutIt) {
+  const std::string dir = fresh_dir("ema_back");
+  run(tiny("train.iterations=3 train.ema=false"), dir);
+  EXPECT_FALSE(load_checkpoint(checkpoint_path(dir + "/checkpoints", 3)).has_ema);
+  const Ran r = run(tiny(), dir);
+  EXPECT_NE(r.log.find("has no EMA generator (train.ema was off): the EMA G starts from G's weights"),
+            std::string::npos) << r.log;
+  EXPECT_EQ(r.history.size(), 3u);
+  EXPECT_TRUE(load_checkpoint(checkpoint_path(dir + "/checkpoints", 6)).has_ema);
+}
+
 TEST(Stop, SigintFinishesTheStepCheckpointsAndReturns) {
   const std::string dir = fresh_dir("sigint");
   TrainHooks hooks;

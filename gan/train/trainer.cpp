@@ -280,11 +280,11 @@ void check_resume_compatible(const Config& stored, const Config& now, const std:
 
 void Trainer::restore(const CheckpointData& c) {
   check_resume_compatible(c.config, cfg_, c.path);
-  if (cfg_.train.ema && !c.has_ema)
-    fail(c.path, ": train.ema is on but the checkpoint has no EMA generator");
   c.load_module("g", *g_);
   c.load_module("d", *d_);
-  if (ema_) c.load_module("g_ema", *g_ema_);
+  // train.ema may change on resume: turned on, the average starts from G's weights (as at
+  // ema_start), so a run resumed once without EMA can have it again.
+  if (ema_) c.load_module(c.has_ema ? "g_ema" : "g", *g_ema_);
   c.load_optimizer("opt_g", *opt_g_);
   c.load_optimizer("opt_d", *opt_d_);
   // Learning rates and betas come from the current config (safe changes are allowed).
@@ -395,6 +395,9 @@ TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactor
   if (resumed) check_resume_compatible(resumed->config, cfg, resumed->path, dir.path() + "/config.yaml");
   Trainer t(cfg, device);
   if (resumed) t.restore(*resumed);
+  if (resumed && cfg.train.ema && !resumed->has_ema)
+    report.out() << "note: " << resumed->path << " has no EMA generator (train.ema was off): the EMA G starts "
+                 << "from G's weights\n";
   if (resumed && !tc.init_from.empty())
     report.out() << "train.init_from " << tc.init_from << " is not used: this run resumes from its own checkpoint "
                  << resumed->path << "\n";
