@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/parse_number.h"
+
 namespace hamgan {
 
 const char* on_resume_word(OnResume r) {
@@ -14,18 +16,10 @@ const char* on_resume_word(OnResume r) {
   return "change";
 }
 
-namespace {
-// As ConfigNode::real's messages print a bound.
-std::string number(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-}  // namespace
 
 std::string Interval::text() const {
-  if (std::isinf(hi) && !std::isinf(lo)) return (lo_open ? "> " : ">= ") + number(lo);
-  return (lo_open ? "(" : "[") + number(lo) + ", " + number(hi) + (hi_open ? ")" : "]");
+  if (std::isinf(hi) && !std::isinf(lo)) return (lo_open ? "> " : ">= ") + number_text(lo);
+  return (lo_open ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
 }
 
 namespace {
@@ -60,7 +54,7 @@ namespace keys {
 // Inside [lo, hi] (ConfigNode::real checked that); an open end itself is the error.
 void check_interval(ConfigNode& n, const std::string& name, double v, const Interval& in) {
   const std::string expected = std::string("expected a value ") + (std::isinf(in.hi) ? "" : "in ") + in.text();
-  if ((in.lo_open && v <= in.lo) || (in.hi_open && v >= in.hi)) n.fail_key(name, expected + ", got " + number(v));
+  if ((in.lo_open && v <= in.lo) || (in.hi_open && v >= in.hi)) n.fail_key(name, expected + ", got " + number_text(v));
 }
 
 }  // namespace keys

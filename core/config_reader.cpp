@@ -102,16 +102,13 @@ int64_t ConfigNode::integer(const std::string& key, int64_t def, int64_t lo, int
 }
 
 double ConfigNode::real(const std::string& key, double def, double lo, double hi) {
-  std::ostringstream expect;
-  expect << "a number in [" << lo << ", " << hi << "]";
-  const auto v = scalar(key, expect.str().c_str());
+  const std::string expect = std::isinf(hi) ? "a finite number >= " + number_text(lo)
+                                            : "a number in [" + number_text(lo) + ", " + number_text(hi) + "]";
+  const auto v = scalar(key, expect.c_str());
   double out = def;
-  if (v && !parse_real(*v, out)) fail_key(key, "expected " + expect.str() + ", got '" + *v + "'");
-  if (!(out >= lo && out <= hi)) {
-    std::ostringstream got;
-    got << out;
-    fail_key(key, "expected " + expect.str() + ", got " + got.str());
-  }
+  std::string why;
+  if (v && !parse_real(*v, out, &why)) fail_key(key, "expected " + expect + ", got '" + *v + "'" + why);
+  if (!(out >= lo && out <= hi)) fail_key(key, "expected " + expect + ", got " + number_text(out));
   record(key, YAML::Node(out));
   return out;
 }
@@ -203,6 +200,8 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
   if (!value.IsDefined() || value.IsNull())
     fail("command-line override '", assignment, "': expected a value after '=' (write \"\" for an empty text)");
   std::vector<std::string> parts;
+  if (path.front() == '.' || path.back() == '.')  // getline drops a trailing empty part
+    fail("command-line override '", assignment, "': empty key part (expected key.sub=value)");
   std::stringstream ss(path);
   for (std::string p; std::getline(ss, p, '.');) {
     if (p.empty()) fail("command-line override '", assignment, "': empty key part");

@@ -215,6 +215,11 @@ InceptionExtractor::InceptionExtractor(const std::string& weights, Resize mode, 
     } catch (const c10::Error& e) {
       fail(weights, ": TorchScript load failed: ", e.what_without_backtrace());
     }
+    // A TorchScript archive that is not a network (a hamgan checkpoint is one too) has no forward.
+    if (!jit_->find_method("forward"))
+      fail(weights, ": a TorchScript archive without a forward method (a hamgan checkpoint?); expected Inception "
+           "weights: pytorch-fid's pt_inception-2015-12-05-6726825d.pth or NVIDIA's TorchScript "
+           "inception-2015-12-05.pt (scripts/download_inception.sh)");
     jit_->eval();
     return;
   }

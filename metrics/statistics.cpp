@@ -107,8 +107,14 @@ void save_stats(const std::string& path, const GaussianStats& s) {
 }
 
 void check_same_net(const GaussianStats& s, const std::string& net, const std::string& what) {
+  // An .npz names no network (pytorch-fid's): Inception's only when its width is Inception's.
+  const int64_t dim = s.mu.defined() ? s.mu.numel() : 0;
+  const std::string theirs = s.net.empty() && dim > 0 && dim != 2048
+                                 ? "an unnamed network (" + std::to_string(dim) + "-d; no feature_net key, and "
+                                   "Inception's pool3 is 2048-d)"
+                                 : describe_feature_net(s.net);
   if (s.net != net)
-    fail(what, ": statistics in the features of ", describe_feature_net(s.net), ", but this score uses ",
+    fail(what, ": statistics in the features of ", theirs, ", but this score uses ",
          describe_feature_net(net), net.empty() ? " (pass the same --features clf.pt)" : " (--features)",
          "; FIDs of different feature networks cannot be compared");
 }

@@ -66,3 +66,21 @@ TEST(ConfigErrors, SettingsThatCannotWorkAreConfigErrorsNamingTheKey) {
   const std::string e = test::error_of([&] { parse_config("train: {[a, b]: 3}\n", "k.yaml"); });
   EXPECT_NE(e.find("k.yaml: a key under 'train'"), std::string::npos) << e;
 }
+
+// Messages that name the right thing and print numbers as written: an empty key part is the
+// override's fault (not the preset's); a bound of 1,000,000 is not "1e+06" beside a value it
+// refuses; an unbounded range is ">= 0", and inf, nan and numbers past a double say why; a value
+// the key's range documents is one training accepts (image_channels: 1 or 3).
+TEST(ConfigErrors, MessagesNameTheOverrideAndPrintNumbersAsWritten) {
+  const auto e = [](const std::string& ov) { return test::error_of([&] { parse_config("train: {}\n", "c.yaml", {ov}); }); };
+  EXPECT_NE(e("train.=1").find("override 'train.=1': empty key part"), std::string::npos) << e("train.=1");
+  EXPECT_NE(e("train.r1_gamma=1000001").find("expected a number in [0, 1000000], got 1000001"), std::string::npos)
+      << e("train.r1_gamma=1000001");
+  EXPECT_NE(e("train.time_limit_minutes=inf").find("expected a finite number >= 0, got 'inf' (not a finite number)"),
+            std::string::npos) << e("train.time_limit_minutes=inf");
+  EXPECT_NE(e("train.g_lr=1e-320").find("got '1e-320' (too small for a double"), std::string::npos) << e("train.g_lr=1e-320");
+  EXPECT_NE(e("train.g_lr=1e999").find("got '1e999' (too large for a double"), std::string::npos) << e("train.g_lr=1e999");
+  for (const char* c : {"2", "4"})
+    EXPECT_NE(e(std::string("model.image_channels=") + c).find("expected 1 or 3"), std::string::npos) << c;
+  EXPECT_EQ(parse_config("train: {}\n", "c.yaml", {"model.image_channels=3"}).model.image_channels, 3);
+}

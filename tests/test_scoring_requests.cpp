@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "gan/checkpoint/checkpoint.h"
@@ -275,4 +276,18 @@ TEST(FidRequests, AFakeSetOfOneImageFailsBeforeTheReference) {
   // With a reference that exists, two images score.
   e = fid_error({"--real", real3(), "--fake", six, "-n", "2", "--features", clf3(), "--threads", "1"});
   EXPECT_EQ(e, "(no error)");
+}
+
+// A file in checkpoints/ named like a best checkpoint but of an iteration no int64 holds is not
+// one of ours: the scorer leaves it alone and training goes on (it stopped with "error: stoll").
+TEST(TrainScorer, AStrayBestCheckpointNameIsLeftAlone) {
+  const std::string dir = fresh("stray_best");
+  fs::create_directories(dir + "/checkpoints");
+  const std::string stray = dir + "/checkpoints/best_ckpt_99999999999999999999.pt";
+  std::ofstream(stray) << "not ours";
+  const Config cfg = test::tiny(scorer_keys("train.iterations=2"));
+  train_with(cfg, dir, eval::make_train_scorer(cfg, dir));
+  EXPECT_EQ(iterations_of(dir), std::vector<int64_t>{2});
+  EXPECT_TRUE(fs::exists(stray));
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/best_ckpt_000000002.pt"));
 }

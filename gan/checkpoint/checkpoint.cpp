@@ -19,6 +19,7 @@
 #include "io/torch_file.h"
 #include "io/zip_reader.h"
 #include "io/regular_file.h"
+#include "metrics/classifier.h"
 
 namespace hamgan {
 
@@ -165,8 +166,10 @@ CheckpointData read_checkpoint(const std::string& path, torch::Device device, ui
   } catch (const Error& e) {
     fail(path, ": not a valid hamgan checkpoint: ", e.what());
   } catch (const c10::Error& e) {
-    fail(path, ": not a valid hamgan checkpoint (damaged or truncated): ",
-         e.what_without_backtrace());
+    if (metrics::classifier_output().recognises_file(path))
+      fail(path, ": a domain classifier (`hamgan classifier train`), not a training checkpoint; expected "
+           "RUN/checkpoints/ckpt_<iteration>.pt");
+    fail(path, ": not a valid hamgan checkpoint (damaged or truncated): ", e.what_without_backtrace());
   }
   c.config = parse_config(c.config_yaml, path + " (stored config)");
   check_config_fits_file(c, file_bytes);

@@ -17,7 +17,12 @@ const KeyTable<ModelConfig>& model_keys() {
                  "image size (square); picks the G and D block tables (gan/config/arch.cpp)"),
       integer("n_classes", &M::n_classes, 1, 1 << 20,
               "classes of the conditional GAN; `train` checks it against the data's class count before it writes anything"),
-      integer("image_channels", &M::image_channels, 1, 4, "channels of the images (1 gray, 3 RGB)"),
+      row<M>("image_channels", "integer", "1 or 3", "channels of the images (1 gray, 3 RGB)",
+             [](ConfigNode& n, M& m) {
+               m.image_channels = n.integer("image_channels", m.image_channels);
+               if (m.image_channels != 1 && m.image_channels != 3)
+                 n.fail_key("image_channels", "expected 1 or 3, got " + std::to_string(m.image_channels));
+             }),
       word("init", &M::init, kInitWords, "weight initialisation of G and D; `normal` is N(0, 0.02)"),
       real("sn_eps", &M::sn_eps, closed(0, 1), "epsilon of spectral normalisation (as `torch.nn.utils.spectral_norm`)"),
       real("bn_eps", &M::bn_eps, closed(0, 1), "epsilon of batch norm (G's conditional BN)"),

@@ -49,10 +49,10 @@ int64_t classes_of(const torch::Tensor& labels) {
 }  // namespace
 
 std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool at_most, uint64_t seed,
-                                       std::string* described) {
+                                       std::string* described, const std::string& n_key) {
   const std::vector<std::string> files = list_images(dir);
   const auto count = static_cast<int64_t>(files.size());
-  if (n > count && !at_most) fail("-n ", n, ": ", dir, " holds only ", count, " images");
+  if (n > count && !at_most) fail(n_key, " ", n, ": ", dir, " holds only ", count, " images");
   const torch::Tensor classes = folder_labels(dir, files);
   std::vector<int64_t> class_of(static_cast<size_t>(count), Dataset::kLabelUnknown);
   if (classes.defined()) std::copy_n(classes.contiguous().data_ptr<int64_t>(), count, class_of.begin());
@@ -72,7 +72,7 @@ int64_t source_channels(const ReferenceOptions& opt, DataFormat format) {
 metrics::Features dataset_features(std::shared_ptr<Dataset> data, const std::string& name, const ReferenceOptions& opt,
                                    const metrics::FeatureNet& net, bool want_logits, std::string* described) {
   const int64_t n = opt.at_most ? std::min(opt.n, data->size()) : opt.n;
-  if (n > data->size()) fail("-n ", n, ": ", name, " has only ", data->size(), " images");
+  if (n > data->size()) fail(opt.n_key, " ", n, ": ", name, " has only ", data->size(), " images");
   Subset subset = choose_subset(*data, n, opt.subset_seed);
   if (n > 0 && n < data->size()) std::cerr << name << ": " << subset.description << "\n";
   if (described) *described = subset.description;
@@ -113,7 +113,7 @@ Reference load_reference(const std::string& real, const ReferenceOptions& opt, c
   }
   // An image directory unless it is (or is asked to be read as) a non-folder data source.
   if (opt.format == DataFormat::Auto && detect_format(real) == DataFormat::Folder) {
-    const auto files = chosen_images(real, opt.n, opt.at_most, opt.subset_seed);
+    const auto files = chosen_images(real, opt.n, opt.at_most, opt.subset_seed, nullptr, opt.n_key);
     r.pool = metrics::extract_features(net, metrics::image_batches(files, net, opt.batch, opt.workers), false).pool;
     r.labels = folder_labels(real, files);
     r.n_classes = classes_of(r.labels);

@@ -15,6 +15,7 @@ namespace hamgan::eval {
 struct ReferenceOptions {
   DataFormat format = DataFormat::Auto;  // data source format (Auto: detected from the path)
   int64_t n = 0;        // n real images (0 = all): a class-balanced subset of a data source
+  std::string n_key = "-n";  // the flag or config key that set n, for errors
   uint64_t subset_seed = 0;  // which subset (the same by default, so statistics compare)
   bool at_most = false; // n is an upper bound: fewer images are fine (else an error)
   int64_t resolution = 32, channels = 0;  // data sources are read at this size (channels 0: 1 for fmnist, else 3)
@@ -47,7 +48,8 @@ void check_reference_fits(const Reference& ref, int64_t n_classes, int64_t chann
 // `at_most`) class-balanced over its class subdirectories, else uniformly, from `seed`;
 // the choice is printed and described in `described`.
 std::vector<std::string> chosen_images(const std::string& dir, int64_t n, bool at_most, uint64_t seed,
-                                       std::string* described = nullptr);
+                                       std::string* described = nullptr,
+                                       const std::string& n_key = "-n");
 // The channels a data source of `format` is read at: opt.channels, else 1 for Fashion-MNIST and
 // 3 for the rest.
 int64_t source_channels(const ReferenceOptions& opt, DataFormat format);

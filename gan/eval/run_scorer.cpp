@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 #include "gan/eval/check_request.h"
 #include "gan/eval/real_scores.h"
 #include "gan/eval/score_inputs.h"
@@ -88,7 +89,8 @@ std::string RunScorer::keep_best(int64_t iteration, const std::string& checkpoin
   for (const auto& f : fs::directory_iterator(fs::path(opt_.run_dir) / "checkpoints")) {
     std::smatch m;
     const std::string name = f.path().filename().string();
-    if (std::regex_match(name, m, re) && !top.count(std::stoll(m[1].str()))) fs::remove(f.path());
+    int64_t it = 0;  // a name whose number no iteration has is not one of ours: left alone
+    if (std::regex_match(name, m, re) && parse_int(m[1].str(), it) && !top.count(it)) fs::remove(f.path());
   }
   return said;
 }

@@ -37,6 +37,7 @@ ReferenceOptions reference_options(const EvalSettings& j, int64_t n, const Confi
   ReferenceOptions o;
   o.format = j.format;
   o.n = n;
+  o.n_key = j.keys.n;
   const auto* clf = dynamic_cast<const metrics::ClassifierExtractor*>(&net);
   o.resolution = j.resolution ? *j.resolution
                  : clf                 ? clf->info().options.resolution
@@ -64,7 +65,8 @@ Reference samples_reference(const EvalSettings& j, int64_t n, const Config& stor
                             ReferenceOptions* used) {
   const auto t0 = std::chrono::steady_clock::now();
   ReferenceOptions o = reference_options(j, j.real_n, &stored, net);
-  if (o.n == 0) o.n = n, o.at_most = true;
+  o.n_key = j.keys.real_n;
+  if (o.n == 0) o.n = n, o.at_most = true, o.n_key = j.keys.n;
   if (o.channels == 0) o.channels = stored.model.image_channels;  // a data source read as the GAN's images
   if (used) *used = o;
   Reference ref = load_reference(j.real, o, net);
