@@ -33,6 +33,10 @@ def _is_int(v):
 
 _KINDS = {
     "int>=1": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    # hamgan's own ranges (gan/config/config_keys.cpp): what an export of it can hold.
+    "z_dim": (lambda v: _is_int(v) and 1 <= v <= 65536, "an integer in [1, 65536] (model z_dim)"),
+    "n_classes": (lambda v: _is_int(v) and 1 <= v <= 1 << 20, "an integer in [1, 1048576]"),
+    "channels": (lambda v: _is_int(v) and v in (1, 3), "1 or 3"),
     "int>=0": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
     "int>=-1": (lambda v: _is_int(v) and v >= -1, "an integer >= -1"),
     "number>0": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0, "a number > 0"),
@@ -66,10 +70,13 @@ def check_config(config, path):
         for k in ("in", "out"):
             _key(b, k, f"blocks[{i}].", "int>=1", path)
         _key(b, "upsample", f"blocks[{i}].", "bool", path)
-    for k in ("z_dim", "n_classes", "image_channels"):
-        _key(config, k, "", "int>=1", path)
+    _key(config, "z_dim", "", "z_dim", path)
+    _key(config, "n_classes", "", "n_classes", path)
+    _key(config, "image_channels", "", "channels", path)
     for k in ("shared_dim", "z_chunk"):
         _key(config, k, "", "int>=0", path)
+    if config["z_chunk"] > config["z_dim"]:
+        raise ExportError(f"{path}: key 'z_chunk' is {config['z_chunk']}, more than z_dim {config['z_dim']}")
     _key(config, "hier", "", "bool", path)
     _key(config, "bn_eps", "", "number>0", path)
     if config.get("class_names") is not None:
@@ -96,8 +103,8 @@ def read_config(directory):
         raw = f.read()
     try:
         config = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ExportError(f"{path}: not valid JSON ({e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested past Python's stack
+        raise ExportError(f"{path}: not valid JSON ({type(e).__name__}: {e})") from None
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         found = config.get("format") if isinstance(config, dict) else None
         raise ExportError(f"{path}: not a hamgan export (format {found!r}; expected {FORMAT!r})")
@@ -124,8 +131,8 @@ def read_header(directory):
             raise ExportError(f"{path}: header length {n} does not fit the file ({size} bytes)")
         try:
             header = json.loads(f.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise ExportError(f"{path}: the header is not valid JSON ({e})") from None
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested past the stack
+            raise ExportError(f"{path}: the header is not valid JSON ({type(e).__name__}: {e})") from None
     if not isinstance(header, dict):
         raise ExportError(f"{path}: the header is not a JSON object")
     data_bytes = size - 8 - n

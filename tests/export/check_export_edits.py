@@ -11,7 +11,9 @@ edits it, and expects ExportError with the listed parts in its message:
   - a huge channel count (a 512 TB linear weight): refused in under MAX_SECONDS, unbound by the
     binding, and re-bound (a digest that matches the edit) by the shape comparison against the
     header, never by an allocation;
-  - an export without the digest (an older hamgan): refused, asking for a new export.
+  - an export without the digest (an older hamgan): refused, asking for a new export;
+  - z_dim past hamgan's range, re-bound: refused by the range, before a latent is drawn;
+  - config.json or a safetensors header nested past Python's stack: ExportError, not RecursionError.
 Where the binding refuses, the same edit re-bound must load (or fail on shapes): the binding,
 not something else, is what refused it.
 """
@@ -138,6 +140,24 @@ def main():
     rebind(d, digest=False)
     expect_refusal("model.safetensors without config_sha256", d,
                    [os.path.join(d, "model.safetensors"), "config_sha256", "export the checkpoint again"])
+
+    # z_dim past hamgan's range (a 4 TB latent), re-bound so that only the range check can refuse.
+    d = copy(a, "huge_z")
+    edit_config(d, '"z_dim": ', '"z_dim": 1000000000000, "was_z_dim": ')
+    rebind(d)
+    expect_refusal("z_dim = 1e12, re-bound", d, [os.path.join(d, "config.json"), "'z_dim'", "[1, 65536]"])
+
+    # JSON nested deeper than Python's stack: ExportError, not a RecursionError traceback.
+    deep = "[" * 100000 + "]" * 100000
+    d = copy(a, "deep_config")
+    open(os.path.join(d, "config.json"), "w").write(deep)
+    expect_refusal("config.json nested 100,000 deep", d, [os.path.join(d, "config.json"), "not valid JSON"])
+    d = copy(a, "deep_header")
+    header = ('{"a":' * 100000 + "1" + "}" * 100000).encode()
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(len(header).to_bytes(8, "little") + header)
+    expect_refusal("a safetensors header nested 100,000 deep", d,
+                   [os.path.join(d, "model.safetensors"), "not valid JSON"])
 
     if failures:
         print("check_export_edits: FAILED\n" + "\n".join(failures))
