@@ -5,6 +5,8 @@
 // of another shape is refused by name.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,4 +201,26 @@ TEST(ShmAllReduce, ASegmentOfAnotherShapeOrNoneIsRefusedByName) {
   torch::Tensor x = torch::arange(10.0);
   alone.all_reduce_sum(x);  // a world of one: the identity
   EXPECT_TRUE(torch::equal(x, torch::arange(10.0)));
+}
+
+// A rank 0 killed after creating its segment and before the others attached (when its name is
+// removed) leaves it in /dev/shm; the next run's rank 0 removes every hamgan segment whose
+// creator is gone, and none of a live process.
+TEST(ShmAllReduce, OrphanedSegmentsOfDeadCreatorsAreRemoved) {
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(gone, &st, 0), gone);
+  const std::string orphan = "/hamgan-" + std::to_string(gone) + "-abc123";
+  const std::string live = "/hamgan-" + std::to_string(getpid()) + "-abc124";
+  for (const std::string& n : {orphan, live}) {
+    const int fd = shm_open(n.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << n;
+    close(fd);
+  }
+  EXPECT_GE(ShmAllReduce::remove_orphans(), 1);
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + orphan));
+  EXPECT_TRUE(std::filesystem::exists("/dev/shm" + live));
+  shm_unlink(live.c_str());
 }

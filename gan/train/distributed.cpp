@@ -208,6 +208,7 @@ std::unique_ptr<ShmAllReduce> DataParallel::open_shared_memory(bool required) {
                                                size_t{256} << 10, size_t{4} << 20);
   torch::Tensor id = torch::zeros({3}, torch::kLong);  // [created, pid, nonce]
   if (env_.rank == 0 && one_machine) {
+    ShmAllReduce::remove_orphans();  // a killed run's segment (gan/train/shm_all_reduce.h)
     const int64_t pid = getpid();
     const int64_t nonce = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
     try {

@@ -11,9 +11,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <new>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -207,6 +211,21 @@ void ShmAllReduce::all_reduce_sum(torch::Tensor& t) {
     part.copy_(torch::from_blob(slot(set, 0), {m}, opts));
     for (int r = 1; r < world_; ++r) part.add_(torch::from_blob(slot(set, r), {m}, opts));
   }
+}
+
+int ShmAllReduce::remove_orphans() {
+  static const std::regex name(R"(hamgan-(\d+)-[0-9a-f]+)");
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    std::smatch m;
+    const std::string file = e.path().filename().string();
+    if (!std::regex_match(file, m, name)) continue;
+    const long pid = std::atol(m[1].str().c_str());
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (shm_unlink(("/" + file).c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace hamgan

@@ -40,6 +40,11 @@ class ShmAllReduce {
   ShmAllReduce(const ShmAllReduce&) = delete;
   ShmAllReduce& operator=(const ShmAllReduce&) = delete;
 
+  // Removes /dev/shm/hamgan-<pid>-<nonce> segments whose creating process is gone: what a rank 0
+  // killed between creating its segment and the others attaching (when the name is removed)
+  // left behind. Returns how many went. Segments of live processes are left alone.
+  static int remove_orphans();
+
   // Whether every rank has attached and is a live process that this one can see (the same
   // machine and process namespace; its pid and start time match): only then may the ranks rely
   // on it. Call once all ranks have attached.
