@@ -3,6 +3,10 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/version.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -50,6 +54,23 @@ std::vector<ProfiledEvent> kineto_stop(const std::string& trace_path) {
       fail(trace_path, ": no trace was written: this LibTorch ", TORCH_VERSION_MAJOR, ".", TORCH_VERSION_MINOR, " was built without Kineto");
   }
   return out;
+}
+
+bool writes_traces() {
+  static const bool yes = [] {
+    const std::string probe = (std::filesystem::temp_directory_path() /
+                               ("hamgan_trace_probe_" + std::to_string(::getpid()) + ".json")).string();
+    try {
+      kineto_start(false);
+      kineto_stop(probe);
+    } catch (const std::exception&) {
+      std::remove(probe.c_str());
+      return false;
+    }
+    std::remove(probe.c_str());
+    return true;
+  }();
+  return yes;
 }
 
 }  // namespace hamgan::compat

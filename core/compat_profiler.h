@@ -23,5 +23,9 @@ void kineto_start(bool cuda);
 // Stops; writes the Chrome trace (chrome://tracing, ui.perfetto.dev) to `trace_path` unless it
 // is empty; returns every recorded event.
 std::vector<ProfiledEvent> kineto_stop(const std::string& trace_path);
+// Whether this LibTorch writes Chrome traces (Kineto built in; Debian's 1.13 records operators
+// without one): a moment's empty profile, once, so that a request for a trace is refused before
+// a long profile rather than after it.
+bool writes_traces();
 
 }  // namespace hamgan::compat

@@ -11,6 +11,8 @@
 #include <set>
 #include <utility>
 
+#include "core/compat_profiler.h"
+#include "core/error.h"
 #include "core/mac_counter.h"
 #include "gan/bench/device_profile.h"
 #include "gan/bench/op_profile.h"
@@ -264,4 +266,35 @@ TEST(TrainBench, JsonIsOneObjectPythonReads) {
   while (fgets(buf, sizeof buf, p)) said += buf;
   EXPECT_EQ(pclose(p), 0) << said << "\n" << out;
   EXPECT_EQ(said, "ok\n") << out;
+}
+
+// `bench train --batch N` is train.batch_size=N, checked as `train` checks it: 6 with D's
+// minibatch-stddev groups of 4 is refused by both, not timed by one. `--trace` on a LibTorch
+// that writes no traces (Kineto not built in) is refused before the profile runs.
+TEST(TrainBench, ABatchTrainRefusesIsRefusedAndATraceNoLibTorchWritesIsRefusedFirst) {
+  const std::string cfg = std::string(std::getenv("HAMGAN_SOURCE_DIR")) + "/configs/fmnist32_quickstart.yaml";
+  std::string e;
+  try {
+    test::run_cli(cli::bench, "bench", {"train", "-c", cfg, "--batch", "6", "--iters", "1", "--threads", "1"});
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("with discriminator.mbstd_group 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("got 6"), std::string::npos) << e;
+  const std::string trace = test::created_dir("bench", "trace") + "/t.json";
+  try {
+    e.clear();
+    test::run_cli(cli::bench, "bench",
+                  {"train", "-c", cfg, "--iters", "1", "--warmup", "0", "--profile", "--trace", trace, "--threads", "1",
+                   "generator.ch=4", "discriminator.ch=4"});
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  if (compat::writes_traces()) {  // the pip wheel's LibTorch: the trace is written
+    EXPECT_EQ(e, "");
+    EXPECT_TRUE(std::ifstream(trace).good());
+  } else {  // Debian's 1.13: refused before the profile, nothing written
+    EXPECT_NE(e.find("built without Kineto"), std::string::npos) << e;
+    EXPECT_FALSE(std::ifstream(trace).good());
+  }
 }

@@ -208,6 +208,9 @@ void run_train_bench(const Config& cfg, const TrainBenchOptions& o) {
   if (!o.trace.empty() && !o.profile) fail("--trace: writes the --profile's Chrome trace; add --profile");
   if (!o.trace.empty() && o.json) fail("--trace: comes with --profile's tables, which --json leaves out");
   if (!o.trace.empty()) io::check_output_path(o.trace, chrome_trace_output(), "--trace");
+  if (!o.trace.empty() && !compat::writes_traces())
+    fail("--trace ", o.trace, ": this LibTorch (", compat::libtorch_description(), ") was built without Kineto and "
+         "writes no trace; drop --trace (--profile's tables need none), or build with LIBTORCH=pip");
   const torch::Device device = resolve_device(word_of(cfg.train.device, kDeviceWords));
   Trainer t(cfg, device);
   // Distinct batches, so no step sees the last one's data; at most a few, to keep memory low.

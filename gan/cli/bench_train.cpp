@@ -25,9 +25,11 @@ int bench_train(int argc, char** argv) {
   const cxxopts::ParseResult& r = *parsed;
   set_threads(r);
   Config cfg = config_from(r);
-  if (r.count("batch")) {
-    cfg.train.batch_size = train_batch_of(r, cfg.train.batch_size);
-    if (cfg.train.batch_size % cfg.train.accumulate != 0) cfg.train.accumulate = 1;
+  if (r.count("batch")) {  // as train.batch_size, checked as train checks it (mbstd groups, accumulation)
+    const int64_t b = train_batch_of(r, cfg.train.batch_size);
+    std::vector<std::string> overrides = {"train.batch_size=" + std::to_string(b)};
+    if (b % cfg.train.accumulate != 0) overrides.push_back("train.accumulate=1");
+    cfg = parse_config(to_yaml(cfg.resolved), cfg.source + " with --batch " + std::to_string(b), overrides);
   }
   TrainBenchOptions o;
   o.iters = r["iters"].as<int64_t>();
