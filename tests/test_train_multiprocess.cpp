@@ -169,3 +169,24 @@ TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout)
     EXPECT_EQ(rows[0].values.at(m), alone[0].values.at(m)) << m << "\n" << out << out1;
   }
 }
+
+// `--nproc 2` on a run another process trains: one error naming the holder, from the launcher,
+// before any rank starts (not rank 0's refusal beside rank 1's process-group text).
+TEST(TrainMultiprocess, ABusyRunIsRefusedOnceByTheLauncher) {
+  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_busy";
+  fs::remove_all(dir);
+  const std::vector<std::string> args = {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c",
+                                         env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out",
+                                         dir.string(), "--threads", "1", "generator.ch=4", "discriminator.ch=4",
+                                         "train.batch_size=4", "train.iterations=100000", "train.sample_every=0"};
+  const pid_t holder = hamgan::test::spawn(args, {}, dir.string() + "_holder.log");
+  hamgan::test::ChildGuard guard(holder);
+  for (int i = 0; i < 600 && !fs::exists(dir / "config.yaml"); ++i) usleep(100000);
+  ASSERT_TRUE(fs::exists(dir / "config.yaml")) << hamgan::test::read_text(dir.string() + "_holder.log");
+  std::string cmd;
+  for (const auto& a : args) cmd += "'" + a + "' ";
+  const auto [rc, out] = run(cmd + "--nproc 2");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("in use by another hamgan process (PID " + std::to_string(holder)), std::string::npos) << out;
+  EXPECT_EQ(out.find("rank"), std::string::npos) << out;  // no rank started
+}

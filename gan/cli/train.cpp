@@ -2,6 +2,7 @@
 // valid checkpoint in DIR/checkpoints. --synthetic trains on SyntheticDataset (smoke runs).
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/threads.h"
@@ -11,8 +12,11 @@
 #include "gan/train/launcher.h"
 #include "gan/train/signals.h"
 #include "gan/train/train_job.h"
+#include "io/dir_lock.h"
 
 namespace hamgan::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -50,6 +54,9 @@ int train(int argc, char** argv) {
          "rank of another launcher's)");
   if (nproc > 1 && !env.enabled()) {
     check_training_fits(config_from(r));  // a bad config fails once, here, not in every worker
+    // A run another process trains is refused here, once and by name, not by rank 0 while the
+    // other ranks report its departure in the process group's words.
+    if (std::error_code ec; fs::is_directory(out, ec)) io::DirLock{out};
     return launch_local_ranks(nproc, argc, argv);
   }
   attach_to_launcher();  // a rank whose launcher is already gone stops here, saying so
