@@ -298,3 +298,16 @@ TEST(TrainBench, ABatchTrainRefusesIsRefusedAndATraceNoLibTorchWritesIsRefusedFi
     EXPECT_FALSE(std::ifstream(trace).good());
   }
 }
+
+// `bench context --shape` past the machine (an attention map of 10^25 entries) is refused before
+// anything is allocated, naming the shape.
+TEST(ContextBench, AShapeNoMachineHoldsIsRefused) {
+  std::string e;
+  try {
+    test::run_cli(cli::bench, "bench", {"context", "--shape", "100000x100000x100000x100000"});
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("--shape '100000x100000x100000x100000'"), std::string::npos) << e;
+  EXPECT_NE(e.find("more than this machine's"), std::string::npos) << e;
+}

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "gan/config/config.h"
+#include "support/cli.h"
 #include "support/errors.h"
 
 using namespace hamgan;
@@ -83,4 +86,19 @@ TEST(ConfigErrors, MessagesNameTheOverrideAndPrintNumbersAsWritten) {
   for (const char* c : {"2", "4"})
     EXPECT_NE(e(std::string("model.image_channels=") + c).find("expected 1 or 3"), std::string::npos) << c;
   EXPECT_EQ(parse_config("train: {}\n", "c.yaml", {"model.image_channels=3"}).model.image_channels, 3);
+}
+
+// A chain of `base:` files deeper than any preset needs (40 here) is refused at once, naming the
+// first file, instead of being resolved in time quadratic in its length.
+TEST(ConfigErrors, ABaseChainPastThirtyTwoIsRefused) {
+  const std::string dir = test::fresh_dir("test_config_errors", "chain");
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 40; ++i)
+    std::ofstream(dir + "/c" + std::to_string(i) + ".yaml") << "base: c" << i + 1 << ".yaml\n";
+  std::ofstream(dir + "/c40.yaml") << "train: {batch_size: 8}\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = test::error_of([&] { load_config(dir + "/c0.yaml"); });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  test::expect_names(e, {dir + "/c0.yaml", "a chain of more than 32 bases"});
+  EXPECT_EQ(load_config(dir + "/c30.yaml").train.batch_size, 8);  // ten links are fine
 }
