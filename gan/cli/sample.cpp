@@ -149,6 +149,9 @@ int sample_cmd(int argc, char** argv) {
     // its list when that is this model's (one UTF-8 name per class), else not at all.
     const std::vector<std::string> class_names = names.empty() ? std::vector<std::string>{}
                                                                 : sample::run_class_names(checkpoint, s.n_classes());
+    if (!names.empty() && class_names.empty())
+      std::cerr << "warning: " << names << ": not " << s.n_classes() << " lines '<dir> <name>' of UTF-8 names (this "
+                << "model's classes); no classes.txt written beside the samples\n";
     if (!class_names.empty()) {
       io::write_file_atomically((fs::path(out) / "classes.txt").string(), sample::classes_text(class_names));
       std::cout << "class names: " << (fs::path(out) / "classes.txt").string() << " (directory name, class name)\n";

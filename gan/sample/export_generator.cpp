@@ -227,6 +227,9 @@ ExportResult export_generator(const CheckpointData& ck, bool ema, int64_t standi
          " tensors are not finite (NaN or Inf), the first ", bad.front(), ": its weights have diverged; export an "
          "earlier checkpoint");
   const auto names = run_class_names(ck.path, ck.config.model.n_classes);
+  if (names.empty() && !run_classes_file(ck.path).empty())
+    warn << run_classes_file(ck.path) << ": not " << ck.config.model.n_classes << " lines '<dir> <name>' of UTF-8 "
+         << "names (this model's classes); " << kExportConfigFile << " gets no class names\n";
   const std::string json = export_config_json(ck, *g, res.ema, names);
   std::error_code ec;
   fs::create_directories(dir, ec);
