@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Before/after: the same quickstart run and scores from two builds. $1: hamgan binary, $2: out dir.
+# Before/after: the same short quickstart run (two ranks, scored while training), `fid --run`
+# over copies of its checkpoints and `fid --test-split`, from the hamgan binary $1 into $2; run it
+# with two builds and compare the outputs (every column of scores.csv but `seconds`).
+#   docs/results/evaluation/before_after_scoring.sh BUILD/hamgan OUT
 set -euo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 bin=$1; out=$2
 clf=$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt
-cfg=/work/main/configs/fmnist32_quickstart.yaml
-data=$(/work/main/build/hamgan info -c $cfg --get data.path)
+cfg=$root/configs/fmnist32_quickstart.yaml
+data=$("$bin" info -c $cfg --get data.path)
 m=fid,precision,recall,density,coverage,class_acc
 rm -rf $out; mkdir -p $out
 # scoring while training, 2 ranks
