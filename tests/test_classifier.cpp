@@ -207,12 +207,18 @@ TEST(ClassifierStats, OtherNetworksStatisticsAreRefused) {
   std::string e = test::error_of([&] { fid_cli({"--real", npz, "--fake", real, "--features", clf, "--threads", "1"}); });
   EXPECT_NE(e.find(npz), std::string::npos) << e;
   EXPECT_NE(e.find("cannot be compared"), std::string::npos) << e;
-  // pytorch-fid statistics (no feature_net) are Inception's.
+  // pytorch-fid statistics (no feature_net) are Inception's when they are 2048-d; of another
+  // width they are an unnamed network's, and called so (not "Inception-v3 pool3 (2048-d)").
   const std::string incep = fresh("inception_stats") + ".npz";
-  metrics::save_stats(incep, {torch::zeros({8}, torch::kDouble), torch::eye(8, torch::kDouble), 0, "", ""});
+  metrics::save_stats(incep, {torch::zeros({2048}, torch::kDouble), torch::eye(2048, torch::kDouble), 0, "", ""});
   EXPECT_TRUE(metrics::load_stats(incep).net.empty());
   e = test::error_of([&] { fid_cli({"--real", incep, "--fake", real, "--features", clf, "--threads", "1"}); });
   EXPECT_NE(e.find("Inception-v3"), std::string::npos) << e;
+  const std::string narrow = fresh("unnamed_stats") + ".npz";
+  metrics::save_stats(narrow, {torch::zeros({8}, torch::kDouble), torch::eye(8, torch::kDouble), 0, "", ""});
+  e = test::error_of([&] { fid_cli({"--real", narrow, "--fake", real, "--features", clf, "--threads", "1"}); });
+  EXPECT_NE(e.find("an unnamed network (8-d"), std::string::npos) << e;
+  EXPECT_EQ(e.find("Inception-v3"), std::string::npos) << e;
 }
 
 // Training on a tiny separable set: the loss falls, held-out accuracy >= 0.95, and the seed
