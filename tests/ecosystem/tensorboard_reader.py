@@ -4,9 +4,9 @@ Fashion-MNIST run with in-training scores, killed with SIGKILL after it wrote pa
 checkpoint, then resumed to the end. TensorBoard's EventAccumulator (and the plugin accumulator
 its server uses) must then show, on one step axis:
 
-- every metrics.jsonl scalar as train/<key>, at exactly the iterations of the rows that stand
-  (the killed session's rows up to the checkpoint the resume started from, then the resumed
-  session's), none twice, none missing, steps strictly increasing; each value the row's within
+- every metrics.jsonl scalar as train/<key>, at exactly the iterations of the rows that stand,
+  which are the file's own once the resume has cut it (the killed session's rows up to the
+  checkpoint the resume started from, then the resumed session's), none twice, none missing, steps strictly increasing; each value the row's within
   half a unit of its last printed digit plus one float32 ulp (TensorBoard's simple_value is a
   float32; the row is printed with %.9g or fixed decimals);
 - every score of the run's table (scores.csv, gan/eval/score_table.h) as eval/<column> at the
@@ -229,13 +229,17 @@ def main():
     m = re.search(r"resuming from \S+ \(iteration (\d+)\)", out2.stdout)
     check(m, "the second session did not resume:\n" + out2.stdout[-2000:])
     resumed = int(m.group(1))
-    all_rows = rows(metrics)
-    session2 = all_rows[len(session1):]
     check(session1[-1]["iteration"][0] > resumed,
           f"the kill left nothing past checkpoint {resumed} (last row {session1[-1]['iteration'][0]}): "
           "the purge of orphaned events was not exercised")
-    # What stands: the killed session's rows up to its checkpoint, then the resumed session's.
-    expected = [r for r in session1 if r["iteration"][0] <= resumed] + session2
+    # What stands, and all that metrics.jsonl now holds (the resumed session cut the killed one's
+    # rows past its checkpoint): the killed session's rows up to it, then the resumed session's.
+    all_rows = rows(metrics)
+    kept = [r for r in session1 if r["iteration"][0] <= resumed]
+    check(all_rows[:len(kept)] == kept, "metrics.jsonl lost or changed the killed session's rows up to its checkpoint")
+    check(all(r["iteration"][0] > resumed for r in all_rows[len(kept):]),
+          f"metrics.jsonl still holds the killed session's rows past checkpoint {resumed}")
+    expected = all_rows
     its = [int(r["iteration"][0]) for r in expected]
     check(its == sorted(set(its)), f"metrics.jsonl's standing rows are not strictly increasing: {its}")
 
