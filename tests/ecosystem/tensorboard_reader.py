@@ -6,9 +6,10 @@ its server uses) must then show, on one step axis:
 
 - every metrics.jsonl scalar as train/<key>, at exactly the iterations of the rows that stand,
   which are the file's own once the resume has cut it (the killed session's rows up to the
-  checkpoint the resume started from, then the resumed session's), none twice, none missing, steps strictly increasing; each value the row's within
-  half a unit of its last printed digit plus one float32 ulp (TensorBoard's simple_value is a
-  float32; the row is printed with %.9g or fixed decimals);
+  checkpoint the resume started from, then the resumed session's), none twice, none missing,
+  steps strictly increasing; each value the row's within half a unit of its last printed digit
+  plus one float32 ulp (TensorBoard's simple_value is a float32; the row is printed with %.9g or
+  fixed decimals);
 - every score of the run's table (scores.csv, gan/eval/score_table.h) as eval/<column> at the
   row's iteration, within one float32 ulp plus half a unit of the last digit the table prints;
 - every sample grid PNG as the image `samples` at its iteration: decodable, of the grid's size
