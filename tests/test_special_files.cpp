@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
-  return v;
-}
-
 struct Ran {
   int status;
   std::string out;
@@ -34,7 +28,7 @@ struct Ran {
 Ran run_hamgan(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
   static int k = 0;
   const std::string log = (fs::temp_directory_path() / ("hamgan_special_files_" + std::to_string(k++) + ".log")).string();
-  std::vector<std::string> argv = {env("HAMGAN_BINARY_DIR") + "/hamgan"};
+  std::vector<std::string> argv = {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan"};
   argv.insert(argv.end(), args.begin(), args.end());
   const pid_t pid = hamgan::test::spawn(argv, extra_env, log);
   hamgan::test::ChildGuard guard(pid);
@@ -62,7 +56,7 @@ TEST(SpecialFiles, AFifoWithoutAWriterIsRefusedNotWaitedOn) {
   const std::string based = (dir / "based.yaml").string();
   std::ofstream(based) << "base: " << fifo << "\n";
   expect_refused(run_hamgan({"info", "-c", based}), fifo + ": no settings found");
-  const std::string preset = env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_quickstart.yaml";
+  const std::string preset = hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_quickstart.yaml";
   expect_refused(run_hamgan({"train", "-c", preset, "--out", (dir / "run").string(), "data.path=" + fifo,
                          "data.format=packed", "train.iterations=1"}),
                  fifo_error);
@@ -73,7 +67,7 @@ TEST(SpecialFiles, AFifoWithoutAWriterIsRefusedNotWaitedOn) {
   expect_refused(run_hamgan({"fid", "--real", real, "--fake", real, "--features", fifo}), fifo_error);
   expect_refused(run_hamgan({"fid", "--real", real, "--fake", real}, {"HAMGAN_INCEPTION=" + fifo}), fifo_error);
   // A pipe with a writer (bash's process substitution): read as the config it carries.
-  const std::string cmd = "bash -c 'timeout 60 " + env("HAMGAN_BINARY_DIR") + "/hamgan info -c <(echo base: " + preset +
+  const std::string cmd = "bash -c 'timeout 60 " + hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan info -c <(echo base: " + preset +
                           ") --get model.resolution' 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);

@@ -31,12 +31,6 @@ using hamgan::test::read_text;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
-  return v;
-}
-
 // torchrun, or a failure that says what setup must provide.
 std::string torchrun() {
   const char* v = std::getenv("HAMGAN_TORCHRUN");
@@ -59,8 +53,8 @@ int run(const std::vector<std::string>& argv, const std::string& log, double tim
 
 // The tiny Fashion-MNIST run of both launchers: same seed, data, batch and threads.
 std::vector<std::string> train_args(const fs::path& out, int iterations) {
-  return {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "-c",
-          env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_quickstart.yaml", "--out", out.string(), "--threads", "1",
+  return {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "-c",
+          hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_quickstart.yaml", "--out", out.string(), "--threads", "1",
           "--workers", "1", "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1",
           "train.sample_every=0", "train.checkpoint_every=2", "train.ema_start=1",
           "train.iterations=" + std::to_string(iterations)};
@@ -89,7 +83,7 @@ std::vector<std::string> losses(const fs::path& run_dir) {
 }  // namespace
 
 TEST(Torchrun, TrainsCheckpointsAndResumesLikeNproc) {
-  const fs::path root = fs::path(env("HAMGAN_BINARY_DIR")) / "torchrun_test";
+  const fs::path root = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "torchrun_test";
   fs::remove_all(root);
   fs::create_directories(root);
   std::string out;
@@ -124,7 +118,7 @@ TEST(Torchrun, TrainsCheckpointsAndResumesLikeNproc) {
 }
 
 TEST(Torchrun, AKilledWorkerEndsTheRunWithAnError) {
-  const fs::path root = fs::path(env("HAMGAN_BINARY_DIR")) / "torchrun_kill";
+  const fs::path root = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "torchrun_kill";
   fs::remove_all(root);
   fs::create_directories(root);
   const int port = hamgan::free_loopback_port();

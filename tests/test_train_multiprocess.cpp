@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
-  return v;
-}
-
 // Runs a shell command, returns (exit status, stdout+stderr).
 std::pair<int, std::string> run(const std::string& cmd) {
   std::string out;
@@ -42,10 +36,10 @@ std::pair<int, std::string> run(const std::string& cmd) {
 }  // namespace
 
 TEST(TrainMultiprocess, TwoProcessCheckpointResumesInOneProcess) {
-  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_run";
+  const fs::path dir = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "multiprocess_run";
   fs::remove_all(dir);
-  const std::string base = env("HAMGAN_BINARY_DIR") + "/hamgan train --synthetic -c " +
-                           env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml --out " +
+  const std::string base = hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan train --synthetic -c " +
+                           hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml --out " +
                            dir.string() +
                            " generator.ch=4 discriminator.ch=4 train.batch_size=4"
                            " train.log_every=1 train.sample_every=0 train.checkpoint_every=2";
@@ -69,11 +63,11 @@ TEST(TrainMultiprocess, TwoProcessCheckpointResumesInOneProcess) {
 // A rank killed with kill -9: the survivor says that a rank is gone and which checkpoint is
 // kept, not only Gloo's "Connection reset by peer".
 TEST(TrainMultiprocess, AKilledRankIsNamedWithTheCheckpointKept) {
-  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_kill";
+  const fs::path dir = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "multiprocess_kill";
   fs::remove_all(dir);
   const std::string log = dir.string() + ".log";
   const pid_t launcher = hamgan::test::spawn(
-      {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
+      {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
        "--out", dir.string(), "--nproc", "2", "generator.ch=4", "discriminator.ch=4", "train.batch_size=4",
        "train.log_every=1", "train.sample_every=0", "train.checkpoint_every=2", "train.iterations=100000"},
       {}, log);
@@ -102,11 +96,11 @@ TEST(TrainMultiprocess, AStaleLauncherPidIsNamed) {
   ASSERT_GT(gone, 0);
   int st = 0;
   ASSERT_EQ(waitpid(gone, &st, 0), gone);
-  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_stale_launcher";
+  const fs::path dir = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "multiprocess_stale_launcher";
   fs::remove_all(dir);
   const std::string log = dir.string() + ".log";
   const pid_t pid = hamgan::test::spawn(
-      {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
+      {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c", hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml",
        "--out", dir.string(), "--threads", "1", "generator.ch=4", "discriminator.ch=4", "train.iterations=1"},
       {"HAMGAN_LAUNCHER_PID=" + std::to_string(gone)}, log);
   hamgan::test::ChildGuard guard(pid);
@@ -125,7 +119,7 @@ TEST(TrainMultiprocess, AStaleLauncherPidIsNamed) {
 // HAMGAN_RENDEZVOUS_TIMEOUT=3 and scores that take longer than that, the rank that waits for
 // rank 0's score (and for its reference, before training) waits untimed: the run finishes.
 TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout) {
-  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_score";
+  const fs::path dir = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "multiprocess_score";
   fs::remove_all(dir);
   const std::string clf = hamgan::test::write_random_classifier(dir.string() + "_clf.pt", 10);
   const fs::path real = dir.string() + "_real";  // 10 classes of 2 gray noise images, as --synthetic's
@@ -138,8 +132,8 @@ TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout)
                         torch::randint(0, 256, {32, 32, 1}, torch::kLong).to(torch::kUInt8));
   }
   const std::string metrics = "fid,precision,recall,class_acc";
-  const std::string cmd = "HAMGAN_RENDEZVOUS_TIMEOUT=3 " + env("HAMGAN_BINARY_DIR") + "/hamgan train --synthetic -c " +
-                          env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml --out " + dir.string() +
+  const std::string cmd = "HAMGAN_RENDEZVOUS_TIMEOUT=3 " + hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan train --synthetic -c " +
+                          hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml --out " + dir.string() +
                           " --nproc 2 generator.ch=4 discriminator.ch=4 train.batch_size=4 train.iterations=2"
                           " train.sample_every=0 train.checkpoint_every=2 eval.every=2 eval.n=8000 eval.features=" +
                           clf + " eval.real=" + real.string() + " eval.metrics=" + metrics;
@@ -157,7 +151,7 @@ TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout)
   fs::remove_all(one);
   fs::create_directories(one / "checkpoints");
   fs::copy_file(dir / "checkpoints" / "ckpt_000000002.pt", one / "checkpoints" / "ckpt_000000002.pt");
-  const auto [rc1, out1] = run(env("HAMGAN_BINARY_DIR") + "/hamgan fid --run " + one.string() + " --real " +
+  const auto [rc1, out1] = run(hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan fid --run " + one.string() + " --real " +
                                real.string() + " --features " + clf + " -n 8000 --batch 64 --metrics " + metrics);
   ASSERT_EQ(rc1, 0) << out1;
   const std::vector<hamgan::eval::ScoreRow> alone = hamgan::eval::read_run_scores(one.string());
@@ -173,10 +167,10 @@ TEST(TrainMultiprocess, TwoRanksScoreTogetherAsOneRankWouldAndOutwaitTheTimeout)
 // `--nproc 2` on a run another process trains: one error naming the holder, from the launcher,
 // before any rank starts (not rank 0's refusal beside rank 1's process-group text).
 TEST(TrainMultiprocess, ABusyRunIsRefusedOnceByTheLauncher) {
-  const fs::path dir = fs::path(env("HAMGAN_BINARY_DIR")) / "multiprocess_busy";
+  const fs::path dir = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "multiprocess_busy";
   fs::remove_all(dir);
-  const std::vector<std::string> args = {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c",
-                                         env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out",
+  const std::vector<std::string> args = {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "-c",
+                                         hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out",
                                          dir.string(), "--threads", "1", "generator.ch=4", "discriminator.ch=4",
                                          "train.batch_size=4", "train.iterations=100000", "train.sample_every=0"};
   const pid_t holder = hamgan::test::spawn(args, {}, dir.string() + "_holder.log");

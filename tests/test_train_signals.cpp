@@ -20,15 +20,9 @@ using namespace hamgan;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
-  return v;
-}
-
 std::vector<std::string> train_args(const fs::path& out, int64_t iterations) {
-  return {env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "--threads", "1",
-          "-c", env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out", out.string(),
+  return {hamgan::test::ctest_env("HAMGAN_BINARY_DIR") + "/hamgan", "train", "--synthetic", "--threads", "1",
+          "-c", hamgan::test::ctest_env("HAMGAN_SOURCE_DIR") + "/configs/fmnist32_sagan.yaml", "--out", out.string(),
           "generator.ch=4", "discriminator.ch=4", "train.batch_size=4", "train.log_every=1",
           "train.sample_every=0", "train.checkpoint_every=0", "train.device=cpu",
           "train.iterations=" + std::to_string(iterations)};
@@ -74,7 +68,7 @@ int64_t stopped_iteration(const std::string& output, int sig) {
 }  // namespace
 
 TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
-  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "signals_run";
+  const fs::path out = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "signals_run";
   fs::remove_all(out);
 
   // SIGTERM after at least one iteration.
@@ -107,7 +101,7 @@ TEST(TrainSignals, SigtermCheckpointsThenResumeContinuesAndSigintDoesTheSame) {
 // a launcher killed outright (SIGKILL) still has its ranks stop with a checkpoint
 // (PR_SET_PDEATHSIG) instead of training on as orphans.
 TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
-  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "signals_nproc_run";
+  const fs::path out = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "signals_nproc_run";
   fs::remove_all(out);
   const auto [st1, out1] = train_then_signal(out, SIGTERM, 0, out.string() + "_1.log", {"--nproc", "2"});
   ASSERT_TRUE(st1 >= 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 128 + SIGTERM) << "status " << st1 << "\n" << out1;
@@ -138,7 +132,7 @@ TEST(TrainSignals, NprocLauncherRelaysSigtermAndItsSigkillStillStopsTheRanks) {
 // and the next start resumes from the newest one and goes past it. A second `train` on the
 // same --out while one runs fails at once, naming the holder's PID.
 TEST(TrainSignals, KillNineAtRandomMomentsLeavesOnlyLoadableCheckpoints) {
-  const fs::path out = fs::path(env("HAMGAN_BINARY_DIR")) / "kill9_run";
+  const fs::path out = fs::path(hamgan::test::ctest_env("HAMGAN_BINARY_DIR")) / "kill9_run";
   const std::string ckdir = (out / "checkpoints").string();
   fs::remove_all(out);
   const unsigned seed = std::random_device{}();

@@ -27,20 +27,22 @@ std::string escaped(const std::string& s) {
 
 }  // namespace
 
+std::string class_name_problem(const std::string& name) {
+  size_t bad = 0;
+  if (name.empty()) return "is empty";
+  if (!valid_utf8(name, &bad)) return "is not valid UTF-8 (byte " + std::to_string(bad) + ")";
+  for (size_t i = 0; i < name.size(); ++i)
+    if (static_cast<unsigned char>(name[i]) < 0x20 || name[i] == 0x7f)
+      return "holds a control character (byte " + std::to_string(i) + ")";
+  return "";
+}
+
 void check_class_names(const std::vector<std::string>& names, const std::string& source) {
-  for (size_t k = 0; k < names.size(); ++k) {
-    const std::string& n = names[k];
-    size_t bad = 0;
-    std::string why;
-    if (n.empty()) why = "is empty";
-    else if (!valid_utf8(n, &bad)) why = "is not valid UTF-8 (byte " + std::to_string(bad) + ")";
-    for (size_t i = 0; i < n.size() && why.empty(); ++i)
-      if (static_cast<unsigned char>(n[i]) < 0x20 || n[i] == 0x7f) why = "holds a control character (byte " + std::to_string(i) + ")";
-    if (!why.empty())
-      fail(source, ": class ", k, "'s name '", escaped(n), "' ", why, "; class names go into classes.txt (one per "
-           "line) and an export's config.json, which must be UTF-8: rename it (e.g. `convmv -f latin1 -t utf8` for "
-           "Latin-1 folder names)");
-  }
+  for (size_t k = 0; k < names.size(); ++k)
+    if (const std::string why = class_name_problem(names[k]); !why.empty())
+      fail(source, ": class ", k, "'s name '", escaped(names[k]), "' ", why, "; class names go into classes.txt (one "
+           "per line) and an export's config.json, which must be UTF-8: rename it (e.g. `convmv -f latin1 -t utf8` "
+           "for Latin-1 folder names)");
 }
 
 }  // namespace hamgan

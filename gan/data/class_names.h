@@ -8,6 +8,9 @@
 
 namespace hamgan {
 
+// What keeps `name` out of those texts ("is empty", "is not valid UTF-8 (byte 3)", ...), or ""
+// when nothing does.
+std::string class_name_problem(const std::string& name);
 // Error naming `source`, the class's index and its name (bytes escaped) unless every name is
 // non-empty UTF-8 without control characters.
 void check_class_names(const std::vector<std::string>& names, const std::string& source);

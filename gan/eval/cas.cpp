@@ -13,9 +13,7 @@ CasResult classification_accuracy_score(const sample::Sampler& s, int64_t n, std
   if (real_test->num_classes() != s.n_classes())
     fail("classification accuracy score: the real test images have ", real_test->num_classes(),
          " classes, the model ", s.n_classes());
-  std::vector<int64_t> classes;
-  for (int64_t c = 0; c < s.n_classes(); ++c) classes.push_back(c);
-  const auto items = sample::make_plan(classes, n, 0);
+  const auto items = sample::all_classes_plan(s.n_classes(), n);
   std::vector<torch::Tensor> images;
   s.for_each_batch(items, [&](size_t, const torch::Tensor& x) { images.push_back(sample::to_uint8(x)); });
   std::vector<int64_t> y;

@@ -13,13 +13,6 @@ namespace {
 
 constexpr char kSample[] = "sample ";
 
-// The plan of n samples split evenly over the classes: one rank's score's (score_samples).
-std::vector<sample::SampleItem> plan_of(int64_t n, int64_t n_classes) {
-  std::vector<int64_t> classes(static_cast<size_t>(n_classes));
-  for (int64_t k = 0; k < n_classes; ++k) classes[static_cast<size_t>(k)] = k;
-  return sample::make_plan(classes, n, 0);
-}
-
 // The items of the batches `which` accepts, in order.
 template <class Which>
 std::vector<sample::SampleItem> batches_of(const std::vector<sample::SampleItem>& items, int64_t batch, Which which) {
@@ -63,7 +56,7 @@ metrics::Features shared_sample_features(const CheckpointData* c, int64_t n, con
   std::exception_ptr failed;
   try {
     if (!c) throw std::runtime_error("the checkpoint was not loaded");
-    items = plan_of(n, c->config.model.n_classes);
+    items = sample::all_classes_plan(c->config.model.n_classes, n);  // score_samples's
     s.emplace(*c, opt, warn);
     const std::vector<sample::SampleItem> part = batches_of(items, batch, mine);
     if (!part.empty()) own = metrics::extract_features(net, sample::sample_batches(*s, part, net, quantize), logits, ranks.lead());

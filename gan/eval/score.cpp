@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "gan/sample/plan.h"
 #include "gan/sample/sample_batches.h"
 
 namespace hamgan::eval {
@@ -61,9 +62,7 @@ Score score_samples(const sample::Sampler& s, int64_t n, const metrics::FeatureN
                     const MetricSet& m, bool quantize, std::function<metrics::MetricValue()> samples_classifier) {
   metrics::check_same_net(ref.stats, net.identity(), "the reference");
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<int64_t> classes;
-  for (int64_t c = 0; c < s.n_classes(); ++c) classes.push_back(c);
-  const auto items = sample::make_plan(classes, n, 0);
+  const auto items = sample::all_classes_plan(s.n_classes(), n);
   metrics::Features f =
       metrics::extract_features(net, sample::sample_batches(s, items, net, quantize), wants_logits(net, m));
   std::vector<int64_t> y;

@@ -90,11 +90,7 @@ std::vector<std::string> run_class_names(const std::string& checkpoint, int64_t 
     const size_t sp = line.find(' ');
     if (sp == std::string::npos || !all_digits(line.substr(0, sp))) return {};
     names.push_back(line.substr(sp + 1));
-    try {
-      check_class_names({names.back()}, f);
-    } catch (const Error&) {
-      return {};
-    }
+    if (!class_name_problem(names.back()).empty()) return {};
   }
   if (static_cast<int64_t>(names.size()) != n_classes) return {};
   return names;

@@ -1,5 +1,7 @@
 #include "gan/sample/plan.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace hamgan::sample {
@@ -21,6 +23,12 @@ std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n
     for (int64_t k = 0; k < count; ++k) out.push_back({classes[j], k});
   }
   return out;
+}
+
+std::vector<SampleItem> all_classes_plan(int64_t n_classes, int64_t n) {
+  std::vector<int64_t> classes(static_cast<size_t>(std::max<int64_t>(n_classes, 0)));
+  for (size_t c = 0; c < classes.size(); ++c) classes[c] = static_cast<int64_t>(c);
+  return make_plan(classes, n, 0);
 }
 
 }  // namespace hamgan::sample

@@ -18,5 +18,7 @@ struct SampleItem {
 constexpr int64_t kMaxSamples = 10'000'000;
 
 std::vector<SampleItem> make_plan(const std::vector<int64_t>& classes, int64_t n, int64_t per_class);
+// n images split evenly over every class 0..n_classes-1: what a score draws.
+std::vector<SampleItem> all_classes_plan(int64_t n_classes, int64_t n);
 
 }  // namespace hamgan::sample

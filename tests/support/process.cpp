@@ -108,6 +108,12 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+std::string ctest_env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest");
+  return v;
+}
+
 std::string run_ranks(int world, const std::vector<std::string>& extra_env,
                       const std::string& log_prefix, double timeout_s) {
   const int port = hamgan::free_loopback_port();

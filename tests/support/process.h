@@ -59,4 +59,8 @@ pid_t find_process(const std::vector<std::string>& entries);
 // The whole file, or "" when unreadable.
 std::string read_text(const std::string& path);
 
+// The variable CTest sets for a test (HAMGAN_BINARY_DIR, HAMGAN_SOURCE_DIR, ...); throws naming
+// it when unset or empty (the test was run outside ctest).
+std::string ctest_env(const char* name);
+
 }  // namespace hamgan::test
