@@ -14,7 +14,6 @@ namespace hamgan {
 
 namespace {
 
-FuseSwitch fused_switch;
 
 // Coefficients, statistics and sums: fp32 for fp32/bf16/fp16 activations, double for double.
 torch::ScalarType acc_type(const torch::Tensor& x) {
@@ -128,9 +127,8 @@ struct CbnReluFunction : public torch::autograd::Function<CbnReluFunction> {
 
 }  // namespace
 
-void set_fused_cbn_relu(FusePolicy policy) { fused_switch.set(policy); }
 
-bool fused_cbn_relu_pays(const torch::Tensor& x) { return fused_switch.pays(x); }
+bool fused_cbn_relu_pays(const torch::Tensor& x) { return fuse_pays(kernel_choice().fused_cbn_relu, x); }
 
 torch::Tensor cbn_relu(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x, const torch::Tensor& gain1,
                        const torch::Tensor& bias) {

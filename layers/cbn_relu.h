@@ -13,15 +13,14 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "layers/fuse_policy.h"
+#include "layers/kernel_choice.h"
 
 namespace hamgan {
 
 // Where the fused form runs. It equals the plain chain up to rounding (one rounding to the
 // activation's dtype instead of one per pass). auto: on CUDA (an H200's ImageNet-128 HamGAN
 // step: 15% faster, 41% less peak memory; docs/gpu); on CPUs the ATen form moves no fewer
-// bytes than the plain chain.
-void set_fused_cbn_relu(FusePolicy policy);
+// bytes than the plain chain. train.fused_cbn_relu (layers/kernel_choice.h).
 bool fused_cbn_relu_pays(const torch::Tensor& x);
 
 // relu(bn(x) * gain1 + bias) for x (N x C x H x W, any float dtype and memory format) and gain1,

@@ -11,7 +11,6 @@ namespace hamgan {
 
 namespace {
 
-FuseSwitch bias_switch;
 
 // y + b (then the ReLU) in the accumulation type (fp32, or double for double), rounded once to
 // y's dtype. Rounding is monotone and keeps 0, so the ReLU before or after it is the same.
@@ -63,9 +62,8 @@ void check_bias_args(const char* op, const torch::Tensor& y, const torch::Tensor
 
 }  // namespace
 
-void set_bias_kernel(FusePolicy policy) { bias_switch.set(policy); }
 
-bool bias_kernel_pays(const torch::Tensor& x) { return bias_switch.pays(x); }
+bool bias_kernel_pays(const torch::Tensor& x) { return fuse_pays(kernel_choice().bias_kernel, x); }
 
 torch::Tensor add_channel_bias(const torch::Tensor& y, const torch::Tensor& b) {
   check_bias_args("add_channel_bias", y, b);

@@ -10,12 +10,11 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "layers/fuse_policy.h"
+#include "layers/kernel_choice.h"
 
 namespace hamgan {
 
-// train.bias_kernel (layers/fuse_policy.h).
-void set_bias_kernel(FusePolicy policy);
+// train.bias_kernel (layers/kernel_choice.h).
 bool bias_kernel_pays(const torch::Tensor& x);
 
 // y + b[c] for y (N x C x H x W, any float dtype, dense in either memory format) and b (C);

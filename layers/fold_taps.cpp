@@ -1,7 +1,5 @@
 #include "layers/fold_taps.h"
 
-#include <atomic>
-
 #include "core/compat.h"
 #include "core/cpu_features.h"
 #include "core/device.h"
@@ -9,21 +7,15 @@
 
 namespace hamgan {
 
-namespace {
-std::atomic<FoldPolicy> fold_policy{FoldPolicy::WherePays};
-}  // namespace
-
-void set_folded_convs(FoldPolicy policy) { fold_policy = policy; }
-
 bool folded_conv_pays(const torch::Tensor& x) {
-  const FoldPolicy p = fold_policy;
+  const FoldPolicy p = kernel_choice().folded_convs;
   if (p != FoldPolicy::WherePays) return p == FoldPolicy::Always;
   if (!compat::conv_runs_reduced(x)) return true;
   return x.device().is_cuda() || !cpu_has_amx();
 }
 
 bool folded_shortcut_pays(const torch::Tensor& x) {
-  const FoldPolicy p = fold_policy;
+  const FoldPolicy p = kernel_choice().folded_convs;
   if (p != FoldPolicy::WherePays) return p == FoldPolicy::Always;
   return x.device().is_cuda();
 }

@@ -5,16 +5,12 @@
 
 #include <initializer_list>
 
+#include "layers/kernel_choice.h"
+
 namespace hamgan {
 
-// Where the folded forms run (train.folded_convs). They equal the plain forms up to summation
-// order. Process-wide, as autocast's state is.
-enum class FoldPolicy {
-  WherePays,  // auto: where measured faster (folded_conv_pays)
-  Always,     // true: everywhere, GPUs and AMX CPUs included (to measure them there)
-  Never,      // false: upsample + conv and conv + pool as written
-};
-void set_folded_convs(FoldPolicy policy);
+// Where the folded forms run: train.folded_convs, in force per thread (layers/kernel_choice.h).
+// They equal the plain forms up to summation order.
 
 // Whether a block folds its convolution for input x. Where the policy is WherePays: in fp32
 // always; under bf16 (or fp16) on a GPU (an H200's ImageNet-128 step, bf16 channels-last batch

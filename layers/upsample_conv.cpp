@@ -84,7 +84,6 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
 
 namespace {
 
-FuseSwitch upsample_add_switch;
 
 // h + up2(s) by the kernels: h, s of one dtype, dense in h's memory format.
 class UpsampleAdd : public torch::autograd::Function<UpsampleAdd> {
@@ -119,9 +118,8 @@ class UpsampleAdd : public torch::autograd::Function<UpsampleAdd> {
 
 }  // namespace
 
-void set_upsample_add_kernel(FusePolicy policy) { upsample_add_switch.set(policy); }
 
-bool upsample_add_kernel_pays(const torch::Tensor& h) { return upsample_add_switch.pays(h); }
+bool upsample_add_kernel_pays(const torch::Tensor& h) { return fuse_pays(kernel_choice().upsample_add_kernel, h); }
 
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s) {
   const auto n = h.size(0), c = h.size(1), hh = h.size(2), w = h.size(3);

@@ -9,7 +9,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "layers/fuse_policy.h"
+#include "layers/kernel_choice.h"
 
 namespace hamgan {
 
@@ -30,9 +30,8 @@ torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3,
 // view and its reduction over two strided dimensions.
 torch::Tensor add_upsampled2(const torch::Tensor& h, const torch::Tensor& s);
 
-// train.upsample_add_kernel (layers/fuse_policy.h). Devices without the kernels take the ATen
+// train.upsample_add_kernel (layers/kernel_choice.h). Devices without the kernels take the ATen
 // form under true as well: it is the kernels' reference.
-void set_upsample_add_kernel(FusePolicy policy);
 bool upsample_add_kernel_pays(const torch::Tensor& h);
 
 }  // namespace hamgan

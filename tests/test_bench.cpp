@@ -25,9 +25,11 @@
 #include "gan/train/trainer.h"
 #include "layers/fold_taps.h"
 #include "support/cli.h"
+#include "support/kernel_scopes.h"
 #include "support/tiny_run.h"
 
 using namespace hamgan;
+using namespace hamgan::test;
 
 TEST(OpProfile, CountsCallsAndSplitsSelfFromNestedTime) {
   const torch::Tensor a = torch::randn({64, 64}), b = torch::randn({64, 64});
@@ -173,7 +175,8 @@ TEST(StepCost, OneCountWhateverTheFoldPolicy) {
   }
   EXPECT_EQ(totals[1], totals[0]);
   EXPECT_EQ(totals[2], totals[0]);
-  const StepCost c = training_step_cost(cfg);  // leaves the policy at the config's: Never
+  const StepCost c = training_step_cost(cfg);
+  const KernelScope never(only_folded(FoldPolicy::Never));
   torch::NoGradGuard no_grad;
   Generator g(cfg.model, cfg.generator);
   int64_t plain = 0;
@@ -182,7 +185,6 @@ TEST(StepCost, OneCountWhateverTheFoldPolicy) {
     g->forward(torch::zeros({1, g->z_dim()}), torch::zeros({1}, torch::kLong));
     plain = mc.macs();
   }
-  set_folded_convs(FoldPolicy::WherePays);  // the process's default, for the tests after
   EXPECT_GT(2.0 * static_cast<double>(plain), c.g_forward);
 }
 

@@ -5,13 +5,17 @@
 // one rounding of the exact result; G's blocks take the fused form only where the policy says.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/error.h"
 #include "gan/config/config.h"
 #include "gan/models/generator.h"
 #include "layers/cbn_relu.h"
 #include "support/gradcheck.h"
+#include "support/kernel_scopes.h"
 
 using namespace hamgan;
+using namespace hamgan::test;
 
 namespace {
 
@@ -151,19 +155,21 @@ TEST(CbnRelu, RefusesGainsOfAnotherShape) {
 }
 
 TEST(CbnRelu, PolicyDecidesWhereTheFusedFormRuns) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   const torch::Tensor x = torch::zeros({2, 3, 4, 4});
-  set_fused_cbn_relu(FusePolicy::WherePays);
+  scope.reset();
   EXPECT_FALSE(fused_cbn_relu_pays(x));  // the CPU: not measured faster there
-  set_fused_cbn_relu(FusePolicy::Always);
+  scope.emplace(only_cbn_relu(FusePolicy::Always));
   EXPECT_TRUE(fused_cbn_relu_pays(x));
-  set_fused_cbn_relu(FusePolicy::Never);
+  scope.emplace(only_cbn_relu(FusePolicy::Never));
   EXPECT_FALSE(fused_cbn_relu_pays(x));
-  set_fused_cbn_relu(FusePolicy::WherePays);
+  scope.reset();
 }
 
 // A whole G in double, both with labels (per-class gains) and BigGAN's hierarchical vector
 // condition: fused and plain give the same images and gradients, in training and eval mode.
 TEST(CbnRelu, GeneratorFusedEqualsPlain) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   for (const bool hier : {false, true}) {
     Config cfg = parse_config(std::string("model: {resolution: 32, n_classes: 3, image_channels: 3}\n"
                                           "generator: {ch: 4, z_dim: 16, context: {type: none}") +
@@ -172,7 +178,7 @@ TEST(CbnRelu, GeneratorFusedEqualsPlain) {
     for (const bool training : {true, false}) {
       std::vector<torch::Tensor> out, grads;
       for (const FusePolicy p : {FusePolicy::Never, FusePolicy::Always}) {
-        set_fused_cbn_relu(p);
+        scope.emplace(only_cbn_relu(p));
         torch::manual_seed(5);
         Generator g(cfg.model, cfg.generator);
         g->to(torch::kDouble);
@@ -187,7 +193,7 @@ TEST(CbnRelu, GeneratorFusedEqualsPlain) {
           if (q.grad().defined()) gs.push_back(q.grad().reshape({-1}));
         grads.push_back(torch::cat(gs));
       }
-      set_fused_cbn_relu(FusePolicy::WherePays);
+      scope.reset();
       EXPECT_LT(max_abs(out[0], out[1]), 1e-12) << "hier " << hier << " training " << training;
       EXPECT_LT(max_abs(grads[0], grads[1]), 1e-10) << "hier " << hier << " training " << training;
     }

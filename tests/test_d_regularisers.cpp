@@ -9,6 +9,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -278,6 +279,22 @@ TEST(R1, MatchesTheReferenceDsPenaltyAndItsParameterGradients) {
       EXPECT_TRUE(close(grad, get(d, key + ".grad." + kv.key()), 1e-8, 1e-12)) << key << " " << kv.key();
     }
   }
+  // R2's feature takes the same penalty of the images on D's fake side (its term: gamma / 2 x
+  // every x the penalty), and its parameter gradients are the reference's.
+  Discriminator dis = reference_d(d, "r1");
+  dis->train();
+  const auto r2 = make_r2_feature(tiny("train.r2_gamma=4 train.r2_every=2"), torch::kCPU);
+  r2->begin_d_step(0);
+  ASSERT_TRUE(r2->wants_fake_grad());
+  const torch::Tensor x = get(d, "gray32.x").clone().requires_grad_(true);
+  const torch::Tensor o = dis->forward(x, get(d, "r1.y"));
+  const torch::Tensor term = r2->d_loss(DMicroBatch{{}, x, {}, o, 1.0});
+  EXPECT_TRUE(close(term / 4.0, get(d, "r1.value"), 1e-9, 1e-12));
+  (term / 4.0).backward();
+  for (const auto& kv : dis->named_parameters()) {
+    const torch::Tensor grad = kv.value().grad().defined() ? kv.value().grad() : torch::zeros_like(kv.value());
+    EXPECT_TRUE(close(grad, get(d, "r1.grad." + kv.key()), 1e-8, 1e-12)) << "R2 " << kv.key();
+  }
 }
 
 // The penalty's gradient (autograd's double backward) against finite differences in double, in
@@ -324,12 +341,50 @@ TEST(R1, LazyEveryKDStepsScaledByK) {
     EXPECT_EQ(f->wants_real_grad(), s % 4 == 0) << "D step " << s;
     for (int micro = 0; micro < 2; ++micro) {
       const torch::Tensor o = (x * w).flatten(1).sum(1);
-      const torch::Tensor t = f->d_loss(DMicroBatch{x, o, o, 0.5});
+      const torch::Tensor t = f->d_loss(DMicroBatch{x, {}, o, o, 0.5});
       if (s % 4 == 0) EXPECT_NEAR(t.item<double>(), 3.0 / 2 * 4 * norm2, 1e-4 * norm2) << "D step " << s;
       else EXPECT_FALSE(t.defined()) << "D step " << s;
     }
     f->end_d_step(torch::zeros({}), torch::zeros({}), nullptr);
     EXPECT_NEAR(f->stats()[0].item<double>(), norm2, 1e-5 * norm2) << "D step " << s;
+  }
+}
+
+// R2 is the same lazy term on the fakes: it asks for the fakes' input gradient, never the reals',
+// and its value is the penalty of D's outputs on the fakes (here D(x) = <x, w> on the reals and
+// <x, 2w> on the fakes: 4 ||w||^2).
+TEST(R2, LazyEveryKDStepsOnTheFakes) {
+  const auto f = make_r2_feature(tiny("train.r2_gamma=3 train.r2_every=4"), torch::kCPU);
+  torch::manual_seed(9);
+  const torch::Tensor xr = torch::randn({2, 1, 4, 4}).requires_grad_(true), w = torch::randn({1, 1, 4, 4});
+  const torch::Tensor xf = torch::randn({2, 1, 4, 4}).requires_grad_(true);
+  const double norm2 = 4 * w.square().sum().item<double>();
+  for (int64_t s = 0; s < 5; ++s) {
+    f->begin_d_step(s);
+    EXPECT_EQ(f->wants_fake_grad(), s % 4 == 0) << "D step " << s;
+    EXPECT_FALSE(f->wants_real_grad());
+    const torch::Tensor t =
+        f->d_loss(DMicroBatch{xr, xf, (xr * w).flatten(1).sum(1), (xf * w * 2).flatten(1).sum(1), 1.0});
+    if (s % 4 == 0) EXPECT_NEAR(t.item<double>(), 3.0 / 2 * 4 * norm2, 1e-4 * norm2) << "D step " << s;
+    else EXPECT_FALSE(t.defined()) << "D step " << s;
+    f->end_d_step(torch::zeros({}), torch::zeros({}), nullptr);
+    EXPECT_NEAR(f->stats()[0].item<double>(), norm2, 1e-5 * norm2) << "D step " << s;
+  }
+}
+
+// R3GAN's objective (RpGAN with R1 and R2 at one gamma), with ADA in front, trains under fp32
+// and bf16 autocast: both penalties positive and finite, the double backward through ADA's
+// resampling included.
+TEST(R2, R3ganObjectiveWithAdaTrains) {
+  for (const std::string amp : {"false", "true"}) {
+    const Ran r = run(tiny("train.loss=rpgan train.r1_gamma=1 train.r2_gamma=1 train.r1_every=1 train.r2_every=1 "
+                           "train.ada=bgc train.ada_p=0.8 train.iterations=2 train.amp=" + amp),
+                      fresh_dir("r3gan_" + amp));
+    ASSERT_EQ(r.history.size(), 2u) << amp;
+    for (const char* k : {"d_r1", "d_r2"}) {
+      const float v = r.history[1][stat_index(k)];
+      EXPECT_TRUE(std::isfinite(v) && v > 0.f) << k << " " << v << " amp " << amp;
+    }
   }
 }
 
@@ -341,6 +396,10 @@ TEST(R1, ConfigKeysDefaultOffEvery16AndNameBadValues) {
   EXPECT_EQ(c.train.r1_every, 4);
   EXPECT_NE(error_of([] { tiny("train.r1_gamma=-1"); }).find("train.r1_gamma"), std::string::npos);
   EXPECT_NE(error_of([] { tiny("train.r1_every=0"); }).find("train.r1_every"), std::string::npos);
+  EXPECT_EQ(tiny().train.r2_gamma, 0.0);
+  EXPECT_EQ(tiny().train.r2_every, 16);
+  EXPECT_NE(error_of([] { tiny("train.r2_gamma=-1"); }).find("train.r2_gamma"), std::string::npos);
+  EXPECT_NE(error_of([] { tiny("train.r2_every=0"); }).find("train.r2_every"), std::string::npos);
 }
 
 // R1 differentiates D's input gradient again: D trains with it whatever its context module (the
@@ -367,6 +426,10 @@ const std::map<std::string, std::string>& feature_overrides() {
       {"diffaug", "train.diffaug=color,translation,cutout"},
       {"lecam", "train.lecam_weight=0.3"},
       {"r1", "train.r1_gamma=2 train.r1_every=3"},  // D steps 0, 3, 6, 9: the resumed half starts on one
+      {"r2", "train.r2_gamma=2 train.r2_every=3"},
+      // p moves by 16 reals / 1000 per interval of 4 D steps: 3, 7, 11; the resume (after D step
+      // 5) lands inside an interval, so its running sums must survive the checkpoint.
+      {"ada", "train.ada=bgc train.ada_p=0.5 train.ada_kimg=1"},
       {"mode_seeking", "train.mode_seeking=1"},
   };
   return m;
@@ -406,12 +469,15 @@ TEST(StepFeatures, NamesStatisticsAndSweepOverridesAreComplete) {
     EXPECT_EQ(feature_overrides().count(e.name), 1u) << e.name << ": add its overrides to feature_overrides()";
     EXPECT_FALSE(e.enabled(tiny().train)) << e.name << " is on by default";
   }
-  // metrics.jsonl's keys: the step's five, then LeCam's, R1's and mode seeking's.
+  // metrics.jsonl's keys: the step's five, then ADA's, LeCam's, R1's, R2's and mode seeking's.
   EXPECT_EQ(stat_index("d_loss_real"), 0);
   EXPECT_EQ(stat_index("d_fake"), 4);
-  EXPECT_EQ(stat_index("d_lecam"), 5);
-  EXPECT_EQ(stat_index("d_r1"), 6);
-  EXPECT_EQ(stat_index("g_ms"), 7);
+  EXPECT_EQ(stat_index("ada_p"), 5);
+  EXPECT_EQ(stat_index("ada_rt"), 6);
+  EXPECT_EQ(stat_index("d_lecam"), 7);
+  EXPECT_EQ(stat_index("d_r1"), 8);
+  EXPECT_EQ(stat_index("d_r2"), 9);
+  EXPECT_EQ(stat_index("g_ms"), 10);
   EXPECT_NE(error_of([] { stat_index("d_nope"); }).find("d_lecam"), std::string::npos);
 }
 

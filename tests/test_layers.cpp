@@ -2,6 +2,8 @@
 // (oracle/layers.py, built on torch.nn.utils.spectral_norm), and gradient checks.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <cmath>
 #include <functional>
 
@@ -18,6 +20,7 @@
 #include "layers/gblock.h"
 #include "layers/minibatch_std.h"
 #include "support/gradcheck.h"
+#include "support/kernel_scopes.h"
 #include "support/module_check.h"
 #include "support/oracle.h"
 
@@ -197,10 +200,10 @@ TEST(AvgPoolConv1x1, GradcheckDouble) {
 }
 
 namespace {
-// Sets the process-wide fold policy for a scope, restoring auto after.
+// A fold policy in force for a scope (the others at auto).
 struct FoldScope {
-  explicit FoldScope(FoldPolicy p) { set_folded_convs(p); }
-  ~FoldScope() { set_folded_convs(FoldPolicy::WherePays); }
+  explicit FoldScope(FoldPolicy p) : scope(only_folded(p)) {}
+  KernelScope scope;
 };
 }  // namespace
 
@@ -311,18 +314,19 @@ TEST(FoldedConv, PaysInFp32AndInBf16WithoutAmx) {
 // train.folded_convs: false keeps every block on the plain forms, true folds every block, in
 // fp32 and under autocast (on AMX CPUs too, where auto keeps bf16 on the plain forms).
 TEST(FoldedConv, SwitchedOffNeverPaysSwitchedOnAlwaysFolds) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   const torch::Tensor x = torch::randn({1, 2, 4, 4});
-  set_folded_convs(FoldPolicy::Never);
+  scope.emplace(only_folded(FoldPolicy::Never));
   bool fp32 = folded_conv_pays(x), bf16 = folded_conv_pays(x.to(torch::kBFloat16));
   EXPECT_FALSE(fp32);
   EXPECT_FALSE(bf16);
-  set_folded_convs(FoldPolicy::Always);
+  scope.emplace(only_folded(FoldPolicy::Always));
   fp32 = folded_conv_pays(x);
   {
     compat::Autocast autocast(true, torch::kCPU);
     bf16 = folded_conv_pays(x);
   }
-  set_folded_convs(FoldPolicy::WherePays);
+  scope.reset();
   EXPECT_TRUE(fp32);
   EXPECT_TRUE(bf16);
   EXPECT_TRUE(folded_conv_pays(x));
@@ -400,27 +404,29 @@ TEST(AddUpsampled, EqualsUpsampleThenAddBitForBit) {
 // train.upsample_add_kernel: auto takes hamgan's kernels on CUDA only (tests/cuda/
 // test_upsample_add_cuda.cpp checks them against this ATen form); true on a CPU is the ATen form.
 TEST(AddUpsampled, KernelSwitchIsCudaOnlyUnderAuto) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   const torch::Tensor h = torch::randn({2, 3, 6, 4}), s = torch::randn({2, 3, 3, 2});
   EXPECT_FALSE(upsample_add_kernel_pays(h));
-  set_upsample_add_kernel(FusePolicy::Always);
+  scope.emplace(only_upsample_add(FusePolicy::Always));
   EXPECT_TRUE(upsample_add_kernel_pays(h));
   const torch::Tensor y = add_upsampled2(h, s);
-  set_upsample_add_kernel(FusePolicy::Never);
+  scope.emplace(only_upsample_add(FusePolicy::Never));
   EXPECT_FALSE(upsample_add_kernel_pays(h));
   EXPECT_TRUE(torch::equal(y, add_upsampled2(h, s)));
-  set_upsample_add_kernel(FusePolicy::WherePays);
+  scope.reset();
 }
 
 // The shortcuts fold on GPUs only where the policy is auto (CPUs keep the pool and the
 // upsampling: D's 4x shortcut MACs cost more there); true and false decide everywhere.
 TEST(FoldedConv, ShortcutsFoldOnGpusUnlessSwitched) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   const torch::Tensor x = torch::randn({1, 2, 4, 4});
   EXPECT_FALSE(folded_shortcut_pays(x));
-  set_folded_convs(FoldPolicy::Always);
+  scope.emplace(only_folded(FoldPolicy::Always));
   EXPECT_TRUE(folded_shortcut_pays(x));
-  set_folded_convs(FoldPolicy::Never);
+  scope.emplace(only_folded(FoldPolicy::Never));
   EXPECT_FALSE(folded_shortcut_pays(x));
-  set_folded_convs(FoldPolicy::WherePays);
+  scope.reset();
 }
 
 // The minibatch standard deviation's gradient in double, through a full group, a remainder group
@@ -449,6 +455,7 @@ TEST(MinibatchStd, Bf16KeepsItsInputAndRoundsOnlyTheMaps) {
 // further apart); its gradient is checked in double; a bias of the wrong size is named in the
 // error. tests/cuda/test_channel_bias_cuda.cpp checks the CUDA kernel against this form.
 TEST(ChannelBias, ConvWithItEqualsConvWithItsOwnBias) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   torch::manual_seed(21);
   const torch::Tensor w = torch::randn({6, 5, 3, 3}), b = torch::randn({6});
   for (const bool relu : {false, true})
@@ -456,12 +463,12 @@ TEST(ChannelBias, ConvWithItEqualsConvWithItsOwnBias) {
       SCOPED_TRACE(relu ? "conv2d_bias_relu" : "conv2d_bias");
       const auto conv = relu ? conv2d_bias_relu : conv2d_bias;
       const torch::Tensor x = torch::randn({3, 5, 7, 6}).contiguous(format);
-      set_bias_kernel(FusePolicy::Never);
+      scope.emplace(only_bias(FusePolicy::Never));
       EXPECT_FALSE(bias_kernel_pays(x));
       const torch::Tensor plain = conv(x, w, b, 1, 1);
-      set_bias_kernel(FusePolicy::Always);
+      scope.emplace(only_bias(FusePolicy::Always));
       const torch::Tensor added = conv(x, w, b, 1, 1);
-      set_bias_kernel(FusePolicy::WherePays);
+      scope.reset();
       EXPECT_FALSE(bias_kernel_pays(x)) << "auto: CUDA only";
       const torch::Tensor conv_b = torch::conv2d(x, w, b, 1, 1);
       EXPECT_TRUE(torch::equal(plain, relu ? torch::relu(conv_b) : conv_b));

@@ -6,8 +6,7 @@
 
 #include "core/config_keys.h"
 #include "layers/context/context.h"
-#include "layers/fuse_policy.h"
-#include "layers/fold_taps.h"
+#include "layers/kernel_choice.h"
 
 namespace hamgan {
 
@@ -66,6 +65,14 @@ struct DiffAugPolicy {
   bool any() const { return color || translation || cutout; }
 };
 
+// train.ada (gan/train/ada.h): which groups of StyleGAN2-ADA's pipeline run on every image D
+// sees; YAML: letters of "bgc" in that order (b: x-flip, 90-degree rotations, integer translation;
+// g: scaling, rotation, anisotropic scaling, fractional translation; c: colour), "" none.
+struct AdaPolicy {
+  bool blit = false, geom = false, color = false;
+  bool any() const { return blit || geom || color; }
+};
+
 struct TrainConfig {
   int64_t batch_size = 64;
   int64_t iterations = 100000;
@@ -109,6 +116,14 @@ struct TrainConfig {
   double lecam_decay = 0.99;
   double r1_gamma = 0.0;
   int64_t r1_every = 16;
+  double r2_gamma = 0.0;
+  int64_t r2_every = 16;
+  AdaPolicy ada;
+  double ada_p = 0.0;
+  double ada_target = 0.6;
+  int64_t ada_interval = 4;
+  double ada_kimg = 500;
+  bool init_ada_p = false;
   double mode_seeking = 0.0;
   int64_t class_group = 1;
   std::string init_from;
@@ -119,6 +134,7 @@ struct TrainConfig {
 struct DataConfig {
   DataFormat format = DataFormat::Fmnist;
   std::string path = "/usr/share/datasets/fashion-mnist";
+  int64_t limit = 0;  // data.limit: train on this many images (a class-balanced subset); 0: all
 };
 
 // The most samples one `fid --checkpoint/--run` draws (eval.fid_n, -n): fid keeps 2048

@@ -101,6 +101,22 @@ std::string diffaug_text(const DiffAugPolicy& p) {
   return out;
 }
 
+// "bgc" -> groups; each letter at most once, in that order (ADA's pipeline order: ada.h).
+AdaPolicy ada_policy(ConfigNode& t, const std::string& key, const std::string& text) {
+  const std::string expected = "expected the letters of \"bgc\" in that order (b: blit, g: geometric, c: colour; "
+                               "\"\": none), got '" + text + "'";
+  AdaPolicy p;
+  size_t at = 0;
+  for (const auto& [letter, flag] : {std::pair<char, bool*>{'b', &p.blit}, {'g', &p.geom}, {'c', &p.color}})
+    if (at < text.size() && text[at] == letter) *flag = true, ++at;
+  if (at != text.size()) t.fail_key(key, expected);
+  return p;
+}
+
+std::string ada_text(const AdaPolicy& p) {
+  return std::string(p.blit ? "b" : "") + (p.geom ? "g" : "") + (p.color ? "c" : "");
+}
+
 }  // namespace
 
 const KeyTable<TrainConfig>& train_keys() {
@@ -207,6 +223,28 @@ const KeyTable<TrainConfig>& train_keys() {
            "sees them: after DiffAugment) in D's loss (gan/train/r1.h); 0: off"),
       integer("r1_every", &T::r1_every, 1, 1000000,
               "R1 on every N-th D step only, multiplied by N (StyleGAN2's lazy regularisation; its interval is 16)"),
+      real("r2_gamma", &T::r2_gamma, closed(0, 1e6),
+           "gamma of R2, the same penalty gamma/2 E[|grad_x D(x)|^2] on generated images (as D sees them) in D's loss "
+           "(gan/train/r2.h); with `loss: rpgan` and `r1_gamma` equal to it, R3GAN's objective (Huang et al. 2024); "
+           "0: off"),
+      integer("r2_every", &T::r2_every, 1, 1000000, "R2 on every N-th D step only, multiplied by N (as `r1_every`)"),
+      parsed<T, AdaPolicy>("ada", &T::ada, "letters of bgc; \"\": none",
+                           "adaptive discriminator augmentation (Karras et al. 2020, StyleGAN2-ADA; gan/train/ada.h): "
+                           "its pipeline's groups, b (x-flip, 90-degree rotations, integer translation), g (scaling, "
+                           "rotation, anisotropic scaling, fractional translation) and c (brightness, contrast, luma "
+                           "flip, hue, saturation), each transform applied with probability p to every image D sees, "
+                           "real and fake; the paper's choice is bgc",
+                           ada_text, ada_policy),
+      real("ada_p", &T::ada_p, closed(0, 1),
+           "ADA's augmentation probability p at the start of a new run (resumed runs keep their checkpoint's), and "
+           "throughout when `ada_target` is 0"),
+      real("ada_target", &T::ada_target, closed(0, 1),
+           "ADA's overfitting heuristic r_t = E[sign(D(real))] is held near this by moving p (the paper's 0.6); 0: p "
+           "stays `ada_p`"),
+      integer("ada_interval", &T::ada_interval, 1, 1000000, "D steps between adjustments of p (the paper's 4)"),
+      real("ada_kimg", &T::ada_kimg, open_closed(0, 1e9),
+           "thousands of real images D sees while p may move from 0 to 1 (the paper's 500; far smaller for runs of a "
+           "few hundred thousand images)"),
       real("mode_seeking", &T::mode_seeking, closed(0, 1e6),
            "lambda of the mode-seeking term in G's loss (Mao et al. 2019; 1 in the paper; gan/train/mode_seeking.h): "
            "the inverse ratio of image to latent distance over pairs of fakes of one label; 0: off"),
@@ -221,6 +259,9 @@ const KeyTable<TrainConfig>& train_keys() {
            "name; class tensors of another `model.n_classes` re-initialised and named in the log; the iteration "
            "count starts at 0; a resumed run ignores it"),
       boolean("init_optimizer", &T::init_optimizer, "with `init_from`: also take both Adam states (step and moments)"),
+      boolean("init_ada_p", &T::init_ada_p,
+              "with `init_from` and `ada`: ADA's p starts at the checkpoint's instead of `ada_p` (the source run "
+              "trained on the same or similar data)"),
       // D's optimizer holds the unfrozen parameters only: another count would not fit its state.
       integer("freeze_d", &T::freeze_d, 0,
               "FreezeD (Mo et al. 2020, \"Freeze the Discriminator\"): D's first K blocks keep their weights (no "
@@ -238,6 +279,11 @@ const KeyTable<DataConfig>& data_keys() {
       text("path", &D::path, "a path",
            "the training data: a Fashion-MNIST or CIFAR-10 directory, an image folder (one directory per class) or "
            "a file of `hamgan prepare`"),
+      integer("limit", &D::limit, 0, int64_t(1) << 40,
+              "train on this many of the source's images: with labels, class-balanced (classes take turns in a fixed "
+              "shuffled order, so a smaller limit's images are among a larger one's), else a fixed uniform sample; "
+              "`hamgan dgap` reads the same images; 0: all")
+          .on_resume(OnResume::Keep),
   });
   return table;
 }

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "gan/data/packed.h"
 #include "gan/data/sources.h"
+#include "gan/data/subset.h"
 
 namespace fs = std::filesystem;
 
@@ -37,14 +38,19 @@ std::shared_ptr<Dataset> open_dataset(const DataConfig& data, int64_t resolution
     fail("model.resolution ", resolution, ": expected 8..1024 for a dataset");
   if (channels != 1 && channels != 3)
     fail("model.image_channels ", channels, ": expected 1 or 3");
+  std::shared_ptr<Dataset> d;
   switch (resolve_format(data.format, data.path)) {
-    case DataFormat::Fmnist: return open_fmnist(data.path, resolution, channels);
-    case DataFormat::Cifar10: return open_cifar10(data.path, resolution, channels);
-    case DataFormat::Folder: return open_folder(data.path, resolution, channels);
-    case DataFormat::Packed: return open_packed(data.path, resolution, channels);
-    case DataFormat::Auto: break;
+    case DataFormat::Fmnist: d = open_fmnist(data.path, resolution, channels); break;
+    case DataFormat::Cifar10: d = open_cifar10(data.path, resolution, channels); break;
+    case DataFormat::Folder: d = open_folder(data.path, resolution, channels); break;
+    case DataFormat::Packed: d = open_packed(data.path, resolution, channels); break;
+    case DataFormat::Auto: throw std::logic_error("resolve_format returned auto");
   }
-  throw std::logic_error("resolve_format returned auto");
+  if (data.limit <= 0) return d;
+  if (data.limit > d->size())
+    fail("data.limit ", data.limit, ": ", data.path, " has only ", d->size(), " images; expected at most that (0: all)");
+  Subset s = choose_subset(*d, data.limit, /*seed=*/0);
+  return subset_dataset(std::move(d), std::move(s));
 }
 
 }  // namespace hamgan

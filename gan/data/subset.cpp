@@ -63,4 +63,27 @@ Subset choose_subset(const Dataset& d, int64_t n, uint64_t seed) {
   return choose_subset(d.size(), [&d](int64_t i) { return d.label(i); }, n, seed);
 }
 
+namespace {
+class SubsetDataset : public Dataset {
+ public:
+  SubsetDataset(std::shared_ptr<Dataset> base, Subset s) : base_(std::move(base)), s_(std::move(s)) {}
+  int64_t size() const override { return static_cast<int64_t>(s_.indices.size()); }
+  const std::vector<std::string>& class_names() const override { return base_->class_names(); }
+  int64_t resolution() const override { return base_->resolution(); }
+  int64_t channels() const override { return base_->channels(); }
+  bool get(int64_t i, uint8_t* pixels, int32_t& label) const override { return base_->get(at(i), pixels, label); }
+  int32_t label(int64_t i) const override { return base_->label(at(i)); }
+  std::vector<std::string> source_files() const override { return base_->source_files(); }
+
+ private:
+  int64_t at(int64_t i) const { return s_.indices.at(static_cast<size_t>(i)); }
+  std::shared_ptr<Dataset> base_;
+  Subset s_;
+};
+}  // namespace
+
+std::shared_ptr<Dataset> subset_dataset(std::shared_ptr<Dataset> base, Subset s) {
+  return std::make_shared<SubsetDataset>(std::move(base), std::move(s));
+}
+
 }  // namespace hamgan

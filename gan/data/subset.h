@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,8 @@ struct Subset {
 Subset choose_subset(int64_t count, const std::function<int32_t(int64_t)>& label_of, int64_t n, uint64_t seed);
 // A data source's images, labels from Dataset::label.
 Subset choose_subset(const Dataset& d, int64_t n, uint64_t seed);
+
+// The images of `s` as a data source of their own (data.limit), in index order.
+std::shared_ptr<Dataset> subset_dataset(std::shared_ptr<Dataset> base, Subset s);
 
 }  // namespace hamgan

@@ -12,20 +12,23 @@ torch::Tensor r1_penalty(const torch::Tensor& d_real, const torch::Tensor& x) {
 }
 
 namespace {
-class R1Feature : public StepFeature {
+// R1 (on_fakes false) or R2 (true): one penalty, on the images of one side of D's batch.
+class GradientPenaltyFeature : public StepFeature {
  public:
-  R1Feature(double gamma, int64_t every, torch::Device device)
-      : gamma_(gamma), every_(every), last_(torch::zeros({}, torch::TensorOptions(device).dtype(torch::kFloat))) {}
+  GradientPenaltyFeature(bool on_fakes, double gamma, int64_t every, torch::Device device)
+      : fakes_(on_fakes), gamma_(gamma), every_(every),
+        last_(torch::zeros({}, torch::TensorOptions(device).dtype(torch::kFloat))) {}
 
   void begin_d_step(int64_t d_step) override {
     on_ = d_step % every_ == 0;
     penalty_ = torch::Tensor();
   }
-  bool wants_real_grad() const override { return on_; }
+  bool wants_real_grad() const override { return on_ && !fakes_; }
+  bool wants_fake_grad() const override { return on_ && fakes_; }
 
   torch::Tensor d_loss(const DMicroBatch& b) override {
     if (!on_) return {};
-    const torch::Tensor p = r1_penalty(b.o_real, b.x_real);
+    const torch::Tensor p = fakes_ ? r1_penalty(b.o_fake, b.x_fake) : r1_penalty(b.o_real, b.x_real);
     accumulate_scaled(penalty_, p, b.scale);
     return p * (gamma_ / 2 * static_cast<double>(every_));
   }
@@ -37,17 +40,19 @@ class R1Feature : public StepFeature {
   std::vector<torch::Tensor> stats() const override { return {last_}; }
 
   std::vector<std::pair<std::string, torch::Tensor>> state() const override {
-    return {{"r1_penalty", last_.reshape({1})}};
+    return {{name(), last_.reshape({1})}};
   }
   void restore(const CheckpointData& c) override {
-    if (const auto s = c.find_train_state("r1_penalty")) {
+    if (const auto s = c.find_train_state(name())) {
       if (s->numel() != 1 || s->scalar_type() != torch::kFloat)
-        fail(c.path, ": train state r1_penalty: expected 1 float, got ", s->numel(), " of ", s->scalar_type());
+        fail(c.path, ": train state ", name(), ": expected 1 float, got ", s->numel(), " of ", s->scalar_type());
       last_ = s->reshape({}).to(last_.device());
     }
   }
 
  private:
+  const char* name() const { return fakes_ ? "r2_penalty" : "r1_penalty"; }
+  bool fakes_;
   double gamma_;
   int64_t every_;
   bool on_ = false;
@@ -57,7 +62,11 @@ class R1Feature : public StepFeature {
 }  // namespace
 
 std::unique_ptr<StepFeature> make_r1_feature(const Config& cfg, torch::Device device) {
-  return std::make_unique<R1Feature>(cfg.train.r1_gamma, cfg.train.r1_every, device);
+  return std::make_unique<GradientPenaltyFeature>(false, cfg.train.r1_gamma, cfg.train.r1_every, device);
+}
+
+std::unique_ptr<StepFeature> make_r2_feature(const Config& cfg, torch::Device device) {
+  return std::make_unique<GradientPenaltyFeature>(true, cfg.train.r2_gamma, cfg.train.r2_every, device);
 }
 
 }  // namespace hamgan

@@ -13,6 +13,11 @@
 //  - per micro-batch, scaled by 1 / train.accumulate as the rest of D's loss; data parallel:
 //    each rank's penalty over its own reals, gradients averaged with the rest of D's, which is
 //    the penalty over the global batch.
+// R2 is the same penalty on the generated images D sees in its step (the fakes as a leaf cut from
+// G's graph, gradient through T), train.r2_gamma every train.r2_every D steps: with the
+// relativistic pairing loss (train.loss: rpgan) and R1 beside it, R3GAN's objective (Huang et al.
+// 2024, "The GAN is dead; long live the GAN!", Eq. 5-6: L_D + gamma/2 (E||grad D(x)||^2 +
+// E||grad D(G(z))||^2)), which that paper proves locally convergent.
 // D's input gradient is differentiated again: every context module's backward is itself
 // differentiable, the NMF Hamburger's hand-written CPU one included (layers/context/nmf_cpu.h;
 // tests/test_d_regularisers.cpp trains with R1 for every registered module in D).
@@ -32,5 +37,7 @@ torch::Tensor r1_penalty(const torch::Tensor& d_real, const torch::Tensor& x);
 // E||grad_x D(x)||^2 (before gamma / 2) of the latest D step that computed it, 0 before the
 // first; checkpointed as "r1_penalty" so a resumed run reports the same.
 std::unique_ptr<StepFeature> make_r1_feature(const Config& cfg, torch::Device device);
+// The same on the fakes (train.r2_gamma > 0): statistic d_r2, checkpointed as "r2_penalty".
+std::unique_ptr<StepFeature> make_r2_feature(const Config& cfg, torch::Device device);
 
 }  // namespace hamgan

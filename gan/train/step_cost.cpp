@@ -4,26 +4,14 @@
 #include "gan/models/discriminator.h"
 #include "gan/models/generator.h"
 #include "core/compat.h"
-#include "layers/fold_taps.h"
+#include "layers/kernel_choice.h"
 
 namespace hamgan {
 
-namespace {
-// The count runs the forms `auto` picks for fp32 on a CPU: the folded main paths, the plain
-// shortcuts (fewest MACs); the process-wide policy returns to the config's after, as Trainer sets
-// it, also when a forward throws.
-struct CountFolded {
-  FoldPolicy after;
-  explicit CountFolded(FoldPolicy config) : after(config) { set_folded_convs(FoldPolicy::WherePays); }
-  ~CountFolded() { set_folded_convs(after); }
-  CountFolded(const CountFolded&) = delete;
-  CountFolded& operator=(const CountFolded&) = delete;
-};
-}  // namespace
-
 StepCost training_step_cost(const Config& cfg) {
   torch::NoGradGuard no_grad;
-  const CountFolded folded(cfg.train.folded_convs);
+  // The forms `auto` picks for fp32 on a CPU: the folded main paths, the plain shortcuts (fewest MACs).
+  const KernelScope folded(KernelChoice{});
   compat::NoAutocast fp32;
   Generator g(cfg.model, cfg.generator);
   Discriminator d(cfg.model, cfg.discriminator);

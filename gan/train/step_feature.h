@@ -1,8 +1,8 @@
 // The optional parts of the training step behind one interface: D's regularisers and
-// augmentations (DiffAugment, LeCam, R1) and G's (mode seeking). Trainer::step stays BigGAN's
+// augmentations (DiffAugment, ADA, LeCam, R1, R2) and G's (mode seeking). Trainer::step stays BigGAN's
 // algorithm (n_dis D steps, then the G step) and calls every enabled feature at the same few
 // points:
-//   D's images     augment(): the images D sees, real and fake alike, in both steps (DiffAugment's T)
+//   D's images     augment(): the images D sees, real and fake alike, in both steps (DiffAugment's T, ADA's)
 //   D step begins  begin_d_step(): with the run's D-step count (lazy regularisers pick their steps)
 //   D's loss       d_loss(): a term added to one micro-batch's D loss (LeCam, R1)
 //   D step ends    end_d_step(): after the step's backward passes, with the step's mean outputs
@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@ struct GMicroBatch {
 // One micro-batch of a D step, after D's forward pass.
 struct DMicroBatch {
   torch::Tensor x_real;          // the real images before augment() (a leaf that requires grad when asked)
+  torch::Tensor x_fake;          // the fakes before augment(), detached from G (a leaf that requires grad when asked)
   torch::Tensor o_real, o_fake;  // D's raw outputs on real and on fake (fp32)
   double scale = 1;              // 1 / train.accumulate: this micro-batch's share of the step
 };
@@ -52,6 +54,8 @@ class StepFeature {
   virtual void begin_d_step(int64_t d_step) {}
   // Whether this D step needs the gradient of D's output with respect to the real images.
   virtual bool wants_real_grad() const { return false; }
+  // Whether it needs the gradient of D's output with respect to the fakes.
+  virtual bool wants_fake_grad() const { return false; }
   // The term added to this micro-batch's D loss (before the 1 / accumulate of the step);
   // undefined: none.
   virtual torch::Tensor d_loss(const DMicroBatch& b) { return {}; }
@@ -67,6 +71,9 @@ class StepFeature {
   // its restore; a checkpoint without it (the feature was off) leaves the fresh state.
   virtual std::vector<std::pair<std::string, torch::Tensor>> state() const { return {}; }
   virtual void restore(const CheckpointData& c) {}
+  // A new run's train.init_from checkpoint `c` (another run's): state the feature carries into
+  // the fine-tuning run, said on `log`.
+  virtual void init_from(const CheckpointData& c, std::ostream& log) {}
 };
 
 struct StepFeatureEntry {

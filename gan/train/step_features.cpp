@@ -1,9 +1,10 @@
 // The step-feature registry: adding a feature is its own file plus one entry here (its name, its
 // statistics as metrics.jsonl key / progress label / words in errors, the train.* that turns it
-// on, its factory). The order is the order the step calls them (DiffAugment's T first: the
-// regularisers see D's outputs on the augmented images) and the order of their statistics in
+// on, its factory). The order is the order the step calls them (the augmentations first: the
+// regularisers see D's outputs on the augmented images; DiffAugment's T, then ADA's) and the order of their statistics in
 // every record.
 #include "core/error.h"
+#include "gan/train/ada.h"
 #include "gan/train/diff_augment.h"
 #include "gan/train/lecam.h"
 #include "gan/train/mode_seeking.h"
@@ -15,10 +16,14 @@ namespace hamgan {
 const std::vector<StepFeatureEntry>& step_feature_registry() {
   static const std::vector<StepFeatureEntry> entries = {
       {"diffaug", {}, [](const TrainConfig& t) { return t.diffaug.any(); }, make_diff_augment_feature},
+      {"ada", {{"ada_p", "p", "ADA's augmentation probability"}, {"ada_rt", "rt", "ADA's r_t = E[sign(D(real))]"}},
+       [](const TrainConfig& t) { return t.ada.any(); }, make_ada_feature},
       {"lecam", {{"d_lecam", "LeCam", "LeCam term (before its weight)"}},
        [](const TrainConfig& t) { return t.lecam_weight > 0; }, make_lecam_feature},
       {"r1", {{"d_r1", "R1", "R1 penalty (before gamma / 2)"}},
        [](const TrainConfig& t) { return t.r1_gamma > 0; }, make_r1_feature},
+      {"r2", {{"d_r2", "R2", "R2 penalty (before gamma / 2)"}},
+       [](const TrainConfig& t) { return t.r2_gamma > 0; }, make_r2_feature},
       {"mode_seeking", {{"g_ms", "MS", "mode-seeking term (before its weight)"}},
        [](const TrainConfig& t) { return t.mode_seeking > 0; }, make_mode_seeking_feature},
   };

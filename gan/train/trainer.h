@@ -23,8 +23,10 @@
 #include "gan/train/batch_source.h"
 #include "gan/train/ema.h"
 #include "gan/train/losses.h"
+#include "gan/train/resume_check.h"
 #include "gan/train/step_feature.h"
 #include "gan/train/stop_policy.h"
+#include "gan/train/train_kernels.h"
 #include "gan/train/train_stats.h"
 
 namespace hamgan {
@@ -38,6 +40,9 @@ class Trainer {
 
   // Models, optimizers, RNG and iteration from a checkpoint of the same model config.
   void restore(const CheckpointData& c);
+  // What the step features carry from a fine-tuning run's train.init_from checkpoint (after
+  // gan/train/init_from.h has copied the models), said on `log`.
+  void carry_feature_state(const CheckpointData& c, std::ostream& log);
   // One iteration; never waits for the device (losses stay on it, see stats()).
   void step(BatchSource& real);
   // standing false: the EMA G's standing statistics are left to whoever loads the checkpoint
@@ -118,6 +123,7 @@ class Trainer {
   torch::Device device_;
   DataParallel* dp_ = nullptr;
   bool amp_;
+  TrainKernels kernels_;  // in force around every pass the Trainer runs
   GanLoss loss_;
   Generator g_{nullptr}, g_ema_{nullptr};
   Discriminator d_{nullptr};
@@ -163,16 +169,5 @@ torch::Tensor draw_fake_labels(int64_t n, int64_t classes, int64_t run, at::Gene
 // out_dir/checkpoints. A model-changing config on resume, or a NaN/Inf loss: hamgan::Error
 // (the last good checkpoint is kept). Tests' hooks: gan/train/train_hooks.h.
 TrainResult train(const Config& cfg, const TrainOptions& opt, const SourceFactory& make_source);
-
-// "  section.key: checkpoint A, now B" for every leaf of the keys the models' tensors are built
-// from (their table rows say OnResume::Model: model, generator, discriminator) where `stored`
-// and `now` differ.
-std::vector<std::string> model_differences(const Config& stored, const Config& now);
-
-// Fails naming every differing key when those keys differ, then naming a key whose row says
-// OnResume::Keep (the optimizers' state or the data's order depends on it) when it differs.
-// `run_config`: the run's config.yaml, named in the error as what to resume with.
-void check_resume_compatible(const Config& stored, const Config& now, const std::string& what,
-                             const std::string& run_config = "");
 
 }  // namespace hamgan

@@ -17,6 +17,7 @@ torch::Tensor Trainer::augment(const torch::Tensor& x) {
 // then the EMA of G's weights. The step features (gan/train/step_feature.h) add their terms at
 // the points named there.
 void Trainer::step(BatchSource& real) {
+  const TrainKernelScope kernels(kernels_);
   const int64_t k = cfg_.train.accumulate;
   const double scale = 1.0 / static_cast<double>(k);
   std::vector<Kept> kept;  // the last D step's, per micro-batch
@@ -62,12 +63,16 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Kept>& 
   if (b.images.size(0) != mb) fail("batch source: expected batches of ", mb, " images, got ", b.images.size(0));
   torch::Tensor x = b.images.to(device_, /*non_blocking=*/true);
   if (cfg_.train.channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-  bool real_grad = false;
-  each_feature(features_, [&](StepFeature& f) { real_grad = real_grad || f.wants_real_grad(); });
+  bool real_grad = false, fake_grad = false;
+  each_feature(features_, [&](StepFeature& f) {
+    real_grad = real_grad || f.wants_real_grad();
+    fake_grad = fake_grad || f.wants_fake_grad();
+  });
   if (real_grad) x = x.detach().requires_grad_(true);
   const torch::Tensor y = b.labels.to(device_, /*non_blocking=*/true);
   auto [z, y_fake] = sample_zy(mb);
   torch::Tensor out;
+  DMicroBatch m;
   {
     compat::Autocast autocast(amp_, device_.type());
     torch::Tensor fake;
@@ -82,11 +87,14 @@ void Trainer::d_micro_batch(BatchSource& real, double scale, std::vector<Kept>& 
       fake = g_->forward(z, y_fake);
       kept.push_back({{}, {}, {}, real_kept, y});
     }
+    fake = fake.to(x.scalar_type());
+    if (fake_grad) fake = fake.detach().requires_grad_(true);
     phase("D forward (D step)");
-    out = d_->forward(augment(torch::cat({x, fake.to(x.scalar_type())})), torch::cat({y, y_fake}));
+    out = d_->forward(augment(torch::cat({x, fake})), torch::cat({y, y_fake}));
+    m.x_fake = fake;
   }
   out = out.to(torch::kFloat);
-  const DMicroBatch m{x, out.narrow(0, 0, mb), out.narrow(0, mb, mb), scale};
+  m.x_real = x, m.o_real = out.narrow(0, 0, mb), m.o_fake = out.narrow(0, mb, mb), m.scale = scale;
   const DLoss l = d_loss(loss_, m.o_real, m.o_fake);
   torch::Tensor loss = l.real + l.fake;
   each_feature(features_, [&](StepFeature& f) {

@@ -5,9 +5,14 @@
 // each output is within one rounding of the exact value. Needs a GPU.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "layers/cbn_relu.h"
 
+#include "support/kernel_scopes.h"
+
 using namespace hamgan;
+using namespace hamgan::test;
 
 namespace {
 
@@ -50,10 +55,11 @@ double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
 }  // namespace
 
 TEST(CbnReluCuda, TheKernelsAreBuiltAndRunWhenSwitchedOn) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   ASSERT_TRUE(cuda_kernels_built());
-  set_fused_cbn_relu(FusePolicy::Always);
+  scope.emplace(only_cbn_relu(FusePolicy::Always));
   EXPECT_TRUE(fused_cbn_relu_pays(torch::zeros({2, 3, 4, 4}, kGpu)));
-  set_fused_cbn_relu(FusePolicy::WherePays);
+  scope.reset();
 }
 
 TEST(CbnReluCuda, KernelsEqualTheAtenFormInDouble) {

@@ -6,10 +6,15 @@
 // convolution; the gradients are the ATen form's. Needs a GPU.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/compat.h"
 #include "layers/channel_bias.h"
 
+#include "support/kernel_scopes.h"
+
 using namespace hamgan;
+using namespace hamgan::test;
 
 namespace {
 
@@ -78,6 +83,7 @@ TEST(ChannelBiasCuda, KernelEqualsTheAtenFormBitForBit) {
 // channels-last as training runs: they differ by the bias's rounding to bf16 in the plain form
 // (at most half a bf16 ulp of |b|) plus one rounding of the sum.
 TEST(ChannelBiasCuda, ConvUnderAutocastWithinOneBf16Rounding) {
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
   ASSERT_TRUE(bias_kernel_pays(torch::zeros({1}, kGpu)));
   torch::manual_seed(32);
   const torch::Tensor x = torch::randn({8, 32, 16, 16}, kGpu).contiguous(torch::MemoryFormat::ChannelsLast);
@@ -89,9 +95,9 @@ TEST(ChannelBiasCuda, ConvUnderAutocastWithinOneBf16Rounding) {
     torch::Tensor plain, added;
     {
       compat::Autocast ac(true, torch::kCUDA);
-      set_bias_kernel(FusePolicy::Never);
+      scope.emplace(only_bias(FusePolicy::Never));
       plain = conv(x, w, b, 1, 1);
-      set_bias_kernel(FusePolicy::WherePays);
+      scope.reset();
       added = conv(x, w, b, 1, 1);
     }
     EXPECT_EQ(added.scalar_type(), torch::kBFloat16);

@@ -6,11 +6,16 @@
 // double to within one rounding to the dtype plus fp32 round-off of four terms. Needs a GPU.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <cmath>
 
 #include "layers/upsample_conv.h"
 
+#include "support/kernel_scopes.h"
+
 using namespace hamgan;
+using namespace hamgan::test;
 
 namespace {
 
@@ -21,11 +26,12 @@ struct Out {
 };
 
 Out run(const torch::Tensor& h0, const torch::Tensor& s0, const torch::Tensor& up, FusePolicy policy) {
-  set_upsample_add_kernel(policy);
+  std::optional<KernelScope> scope;  // the layer forms this test puts in force
+  scope.emplace(only_upsample_add(policy));
   torch::Tensor h = h0.detach().requires_grad_(true), s = s0.detach().requires_grad_(true);
   const torch::Tensor y = add_upsampled2(h, s);
   (y.to(torch::kDouble) * up).sum().backward();
-  set_upsample_add_kernel(FusePolicy::WherePays);
+  scope.reset();
   return {y.detach(), h.grad(), s.grad()};
 }
 
