@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/compat.h"
 #include "core/error.h"
 #include "gan/train/ada_augment.h"
 #include "gan/train/distributed.h"
@@ -15,8 +16,10 @@ class AdaFeature : public StepFeature {
       : policy_(t.ada), target_(t.ada_target), interval_(t.ada_interval), kimg_(t.ada_kimg),
         carry_(t.init_ada_p), p_(t.ada_p), sums_(torch::zeros({2}, torch::TensorOptions(device).dtype(torch::kDouble))) {}
 
-  // The images in fp32 whatever autocast gave (the resampling's filters sum many taps).
+  // In fp32 whatever autocast gave, with autocast off inside: the resampling's filters and the
+  // colour matrices would otherwise run in bf16.
   torch::Tensor augment(const torch::Tensor& x, at::Generator& rng) override {
+    const compat::NoAutocast fp32;
     return ada_augment(x.to(torch::kFloat), policy_, p_, draw_ada(policy_, x.size(0), rng));
   }
 

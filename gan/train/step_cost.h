@@ -24,8 +24,8 @@ struct StepCost {
   double total() const { return static_cast<double>(n_dis) * d_step() + g_step(); }
 };
 
-// Builds G and D from the config on the CPU and counts one forward of each at batch 1. Leaves
-// the process-wide fold policy at cfg.train.folded_convs, as Trainer sets it.
+// Builds G and D from the config on the CPU and counts one forward of each at batch 1, in the
+// forms `auto` picks for fp32 on a CPU whatever cfg.train.folded_convs says (one count per model).
 StepCost training_step_cost(const Config& cfg);
 
 }  // namespace hamgan

@@ -1,0 +1,74 @@
+"""The small-data benchmark's table (run.sh): per training-set size and set-up, the mean and the
+spread (min-max) over the seeds of the last checkpoint's scores against the 10,000 test images
+(domain FID, class accuracy, recall, coverage), D's train-minus-held-out gap (`hamgan dgap`) at
+the last checkpoint and its largest over the run, and ADA's final p. Also writes scores.csv, one
+row per run. Usage: python3 summarise.py OUT > table.md"""
+import csv
+import json
+import os
+import statistics
+import sys
+
+SIZES = [1000, 5000]
+SETUPS = ["none", "diffaug", "ada", "r3gan_ada"]
+SEEDS = [0, 1, 2]
+
+
+def last_row(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return rows[-1], rows
+
+
+def run_figures(d):
+    score, _ = last_row(os.path.join(d, "scores.csv"))
+    gap_last, gaps = last_row(os.path.join(d, "d_gap.csv"))
+    recs = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl"))]
+    return {
+        "iteration": int(score["iteration"]),
+        "fid": float(score["fid"]),
+        "class_acc": float(score["class_acc"]),
+        "recall": float(score["recall"]),
+        "coverage": float(score["coverage"]),
+        "gap": float(gap_last["gap"]),
+        "gap_max": max(float(r["gap"]) for r in gaps),
+        "ada_p": recs[-1].get("ada_p", 0.0),
+        "img_s": statistics.median(r["img_s"] for r in recs[1:]) if len(recs) > 1 else 0.0,
+    }
+
+
+def cell(values, digits):
+    m = statistics.mean(values)
+    return f"{m:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def main(out):
+    rows = []
+    print("| images | set-up | runs | domain FID | class acc | recall | coverage | D gap (last) | D gap (max) | ADA p (last) | img/s |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in SIZES:
+        for s in SETUPS:
+            figs = []
+            for seed in SEEDS:
+                d = os.path.join(out, f"n{n}_{s}_s{seed}")
+                try:
+                    f = run_figures(d)
+                except (OSError, KeyError, IndexError, ValueError):
+                    continue
+                figs.append(f)
+                rows.append({"images": n, "setup": s, "seed": seed, **f})
+            if not figs:
+                continue
+            col = lambda k, dg: cell([f[k] for f in figs], dg)
+            print(f"| {n} | {s} | {len(figs)} | {col('fid', 1)} | {col('class_acc', 3)} | {col('recall', 3)} | "
+                  f"{col('coverage', 3)} | {col('gap', 3)} | {col('gap_max', 3)} | {col('ada_p', 2)} | "
+                  f"{statistics.mean(f['img_s'] for f in figs):.0f} |")
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "scores.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["images"])
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
