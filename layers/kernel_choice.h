@@ -1,5 +1,5 @@
 // Which form of a layer runs where two equal ones exist (up to summation order or rounding):
-// the folded convolutions (train.folded_convs) and hamgan's fused kernels in place of ATen's
+// the folded convolutions (train.folded_convs, train.upsample_conv) and hamgan's fused kernels in place of ATen's
 // forms (train.fused_cbn_relu, train.bias_kernel, train.upsample_add_kernel). A choice is in
 // force on one thread while a KernelScope holds it (a Trainer holds its own around every forward
 // pass it runs), so two Trainers in one process each run their own; outside every scope, `auto`
@@ -23,8 +23,15 @@ enum class FusePolicy {
   Never,      // false: the operations as written
 };
 
+// How a folded upsample + 3x3 convolution runs (train.upsample_conv; layers/upsample_conv.h).
+enum class UpsampleConvForm {
+  SubPixel,    // four 2x2 phase convolutions in one, then their interleave (a copy)
+  Transposed,  // one stride-2 transposed convolution with the folded 4x4 kernel: no interleave
+};
+
 struct KernelChoice {
   FoldPolicy folded_convs = FoldPolicy::WherePays;
+  UpsampleConvForm upsample_conv = UpsampleConvForm::SubPixel;
   FusePolicy fused_cbn_relu = FusePolicy::WherePays;
   FusePolicy bias_kernel = FusePolicy::WherePays;
   FusePolicy upsample_add_kernel = FusePolicy::WherePays;

@@ -19,6 +19,11 @@ torch::Tensor upsample_folded_kernels(const torch::Tensor& w3) {
   return k.reshape({out, in, 2, 2, 2, 2}).permute({2, 4, 0, 1, 3, 5}).reshape({4 * out, in, 2, 2});
 }
 
+torch::Tensor upsample_transposed_kernel(const torch::Tensor& w3) {
+  return fold_3x3_taps(w3, {0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0}, "upsample_transposed_kernel")
+      .transpose(0, 1);
+}
+
 namespace {
 
 // The phases' interleave: phase (a, b)'s output (i, j), held by the convolution at channel
@@ -73,6 +78,13 @@ class Interleave : public torch::autograd::Function<Interleave> {
 }  // namespace
 
 torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias) {
+  if (kernel_choice().upsample_conv == UpsampleConvForm::Transposed) {
+    const std::vector<int64_t> stride{2, 2}, padding{1, 1}, no_output_padding{0, 0}, no_dilation{1, 1};
+    torch::Tensor y = torch::conv_transpose2d(x, upsample_transposed_kernel(w3), bias, stride, padding,
+                                              no_output_padding, /*groups=*/1, no_dilation);
+    const bool cl = x.is_contiguous(torch::MemoryFormat::ChannelsLast) && !x.is_contiguous();
+    return cl ? y.contiguous(torch::MemoryFormat::ChannelsLast) : y;
+  }
   // All four phases in one convolution with padding 1: its position (i + a, j + b), channel
   // block 2a + b, reads input rows i-1+a, i+a and columns j-1+b, j+b, i.e. holds phase (a, b)'s
   // output (i, j).

@@ -17,9 +17,16 @@ namespace hamgan {
 // weight [out, in, 3, 3].
 torch::Tensor upsample_folded_kernels(const torch::Tensor& w3);
 
-// conv2d(interpolate(x, x2 nearest), w3, bias, padding 1) without the upsampled tensor; the
-// result keeps x's memory format (NCHW or channels-last).
+// conv2d(interpolate(x, x2 nearest), w3, bias, padding 1) without the upsampled tensor, in the
+// form kernel_choice().upsample_conv names; the result keeps x's memory format (NCHW or
+// channels-last).
 torch::Tensor upsample2_conv3x3(const torch::Tensor& x, const torch::Tensor& w3, const torch::Tensor& bias);
+
+// The transposed form's kernel [in, out, 4, 4] for a 3x3 weight [out, in, 3, 3]. A stride-2
+// transposed convolution with padding 1 adds x[i] K[k] to output row 2i + k - 1, so output row
+// 2i + a gets input rows i (k = a + 1) and i - 1 + 2a (k = 3 - 2a): with the phases' sums above,
+// K's taps along each axis are w2, w1 + w2, w0 + w1, w0.
+torch::Tensor upsample_transposed_kernel(const torch::Tensor& w3);
 
 // h + interpolate(s, x2 nearest) for h [N, C, 2H, 2W] and s [N, C, H, W] of one memory format: s
 // broadcast over each 2x2 block of h, so every sum is the same one, bit for bit, without the

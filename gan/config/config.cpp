@@ -27,6 +27,8 @@ const Words<AmpMode> kAmpWords = {{AmpMode::Auto, "auto"}, {AmpMode::On, "true"}
 const Words<Tf32Mode> kTf32Words = {{Tf32Mode::Auto, "auto"}, {Tf32Mode::On, "true"}, {Tf32Mode::Off, "false"}};
 const Words<FoldPolicy> kFoldWords = {
     {FoldPolicy::WherePays, "auto"}, {FoldPolicy::Always, "true"}, {FoldPolicy::Never, "false"}};
+const Words<UpsampleConvForm> kUpsampleConvWords = {{UpsampleConvForm::SubPixel, "subpixel"},
+                                                     {UpsampleConvForm::Transposed, "transposed"}};
 const Words<FusePolicy> kFuseWords = {
     {FusePolicy::WherePays, "auto"}, {FusePolicy::Always, "true"}, {FusePolicy::Never, "false"}};
 const Words<DeviceChoice> kDeviceWords = {

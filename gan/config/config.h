@@ -23,6 +23,7 @@ extern const Words<InitScheme> kInitWords;
 extern const Words<GanLoss> kLossWords;
 extern const Words<AmpMode> kAmpWords;
 extern const Words<FoldPolicy> kFoldWords;
+extern const Words<UpsampleConvForm> kUpsampleConvWords;
 extern const Words<FusePolicy> kFuseWords;
 extern const Words<Tf32Mode> kTf32Words;
 extern const Words<DeviceChoice> kDeviceWords;
@@ -94,6 +95,7 @@ struct TrainConfig {
   int64_t ema_standing_batches = 16;
   bool channels_last = true;
   FoldPolicy folded_convs = FoldPolicy::WherePays;
+  UpsampleConvForm upsample_conv = UpsampleConvForm::SubPixel;
   FusePolicy fused_cbn_relu = FusePolicy::WherePays;
   FusePolicy bias_kernel = FusePolicy::WherePays;
   FusePolicy upsample_add_kernel = FusePolicy::WherePays;

@@ -162,6 +162,11 @@ const KeyTable<TrainConfig>& train_keys() {
            "fewer MACs; results equal up to summation order), and on GPUs the shortcuts too (D's pool + 1x1 conv "
            "as one convolution, G's upsampling inside its residual add): auto where measured faster, true "
            "everywhere (GPUs and AMX CPUs included), false as written"),
+      word("upsample_conv", &T::upsample_conv, kUpsampleConvWords,
+           "where G's upsample + 3x3 convolution folds: `subpixel` runs four 2x2 phase convolutions as one and "
+           "interleaves their outputs (a copy of the activation, forward and backward), `transposed` one stride-2 "
+           "transposed convolution with the folded 4x4 kernel, which writes the interleaved output itself "
+           "(layers/upsample_conv.h; equal up to summation order; not yet measured on a GPU)"),
       word("fused_cbn_relu", &T::fused_cbn_relu, kFuseWords,
            "G's conditional batch norm and the ReLU after it as one operation (layers/cbn_relu.h; 6 bytes moved per "
            "element instead of about 48 under bf16; results equal up to rounding): auto on CUDA (its kernels, measured "

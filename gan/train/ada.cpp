@@ -14,7 +14,7 @@ class AdaFeature : public StepFeature {
  public:
   AdaFeature(const TrainConfig& t, torch::Device device)
       : policy_(t.ada), target_(t.ada_target), interval_(t.ada_interval), kimg_(t.ada_kimg),
-        carry_(t.init_ada_p), p_(t.ada_p), sums_(torch::zeros({2}, torch::TensorOptions(device).dtype(torch::kDouble))) {}
+        carry_(t.init_ada_p), relativistic_(t.loss == GanLoss::Relativistic), p_(t.ada_p), sums_(torch::zeros({2}, torch::TensorOptions(device).dtype(torch::kDouble))) {}
 
   // In fp32 whatever autocast gave, with autocast off inside: the resampling's filters and the
   // colour matrices would otherwise run in bf16.
@@ -26,7 +26,7 @@ class AdaFeature : public StepFeature {
   void begin_d_step(int64_t d_step) override { d_step_ = d_step; }
 
   torch::Tensor d_loss(const DMicroBatch& b) override {
-    const torch::Tensor o = b.o_real.detach();
+    const torch::Tensor o = (relativistic_ ? b.o_real - b.o_fake : b.o_real).detach();
     sums_ = sums_ + torch::stack({o.sign().sum().to(torch::kDouble), torch::full({}, static_cast<double>(o.numel()), sums_.options())});
     return {};
   }
@@ -51,6 +51,7 @@ class AdaFeature : public StepFeature {
   }
 
   std::vector<std::pair<std::string, torch::Tensor>> state() const override {
+    // host read: at a checkpoint only, as the models' own state
     return {{"ada", torch::cat({torch::tensor({p_, rt_}, torch::kDouble), sums_.cpu()})}};
   }
   // A run that turns ADA on at a resume starts from train.ada_p.
@@ -61,7 +62,7 @@ class AdaFeature : public StepFeature {
       fail(c.path, ": train state ada: expected 4 doubles (p, r_t and the interval's two sums), got ", s->numel(),
            " of ", s->scalar_type());
     const torch::Tensor h = s->cpu();
-    p_ = h[0].item<double>(), rt_ = h[1].item<double>();
+    p_ = h[0].item<double>(), rt_ = h[1].item<double>();  // host read: the checkpoint's tensor, at restore only
     sums_ = h.narrow(0, 2, 2).to(sums_.device());
   }
   // train.init_ada_p: a fine-tuning run starts from the source run's p.
@@ -73,7 +74,7 @@ class AdaFeature : public StepFeature {
           << p_ << "\n";
       return;
     }
-    p_ = s->cpu()[0].item<double>();
+    p_ = s->cpu()[0].item<double>();  // host read: the checkpoint's tensor, once at the start
     log << "train.init_ada_p: p starts at " << p_ << ", from " << c.path << "\n";
   }
 
@@ -83,6 +84,7 @@ class AdaFeature : public StepFeature {
   int64_t interval_;
   double kimg_;
   bool carry_;
+  bool relativistic_;  // r_t over the pairs' differences (ada.h)
   double p_;
   double rt_ = 0;
   int64_t d_step_ = 0;

@@ -7,7 +7,11 @@
 // (D's outputs on the augmented reals, every rank's): every interval,
 //   p <- clamp(p + sign(r_t - target) * N / (train.ada_kimg * 1000), 0, 1)
 // with N the real images of that interval, so p can move from 0 to 1 while D sees ada_kimg
-// thousand images. train.ada_target 0 keeps p at train.ada_p. A D that memorises its reals
+// thousand images. train.ada_target 0 keeps p at train.ada_p. Under the relativistic pairing
+// loss (train.loss: rpgan) D's outputs carry an offset the loss never sees (only differences
+// D(x) - D(G(z)) enter it), so sign(D(x)) can drift to 1 without any overfitting (a seed of the
+// small-data benchmark did, and p's rise to 0.77 collapsed it); there r_t is the pairs' own
+// E[sign(D(x_i) - D(G(z_i)))], which a D that memorises its reals drives to 1 just as well. A D that memorises its reals
 // scores them ever more surely positive (r_t -> 1) and p rises until D can no longer tell; the
 // pipeline does not leak into G's samples as long as p stays below about 0.8 (the paper's Fig. 3).
 // p, the latest r_t and the interval's running sums are checkpointed ("ada"), so a resumed run

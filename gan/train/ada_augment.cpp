@@ -112,6 +112,7 @@ torch::Tensor resample(torch::Tensor x, torch::Tensor g) {
   const torch::Tensor cp = g.matmul(corners);  // [n, 3, 4]
   const torch::Tensor xs = cp.select(1, 0), ys = cp.select(1, 1);
   const double reach_x = 2 * kPad - cx, reach_y = 2 * kPad - cy;
+  // host read: the matrices live on the host (no device wait); the padding is a shape.
   const auto margin = [](const torch::Tensor& v, double reach, int64_t size) {
     return static_cast<int64_t>(std::ceil(std::clamp(v.max().item<double>() + reach, 0.0, static_cast<double>(size - 1))));
   };

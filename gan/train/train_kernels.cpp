@@ -6,7 +6,7 @@ namespace hamgan {
 
 TrainKernels train_kernels(const TrainConfig& t, torch::Device device, bool amp) {
   TrainKernels k;
-  k.layers = {t.folded_convs, t.fused_cbn_relu, t.bias_kernel, t.upsample_add_kernel};
+  k.layers = {t.folded_convs, t.upsample_conv, t.fused_cbn_relu, t.bias_kernel, t.upsample_add_kernel};
   k.cuda = device.is_cuda();
   k.tf32 = k.cuda && tf32_enabled(t.tf32, device, amp);
   // The step's shapes never change, so cuDNN's one-off timing of each convolution's algorithms

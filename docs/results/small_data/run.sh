@@ -3,7 +3,8 @@
 # 1,000 and 5,000 class-balanced Fashion-MNIST training images (data.limit), four set-ups x three
 # seeds, two runs at a time with one thread each; then every run's last checkpoint scored against
 # the 10,000 test images in the domain classifier's features, and D's train / held-out gap over
-# the run (`hamgan dgap`). Usage: run.sh BIN OUT [ITERATIONS]   (resumable: finished runs are kept)
+# the run (`hamgan dgap`). Usage: run.sh BIN OUT [ITERATIONS]   (resumable: finished runs are kept;
+# SIZES="1000 5000" and SEEDS="0 1 2" by default)
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; iterations=${3:-600}
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../../.." && pwd)
@@ -30,9 +31,9 @@ declare -A setups=(
   [r3gan_ada]="train.ada=bgc train.ada_kimg=10 train.loss=rpgan train.r1_gamma=0.05 train.r2_gamma=0.05"
 )
 jobs=()
-for n in 1000 5000; do
+for n in ${SIZES:-1000 5000}; do
   for setup in none diffaug ada r3gan_ada; do
-    for seed in 0 1 2; do
+    for seed in ${SEEDS:-0 1 2}; do
       jobs+=("$n $setup $seed")
     done
   done
