@@ -105,7 +105,10 @@ speed_cfgs=(imagenet128_hamgan imagenet128_sagan)
 switches=(train.fused_cbn_relu train.bias_kernel train.upsample_add_kernel train.tf32 train.folded_convs train.cudnn_benchmark)
 switch_values=(true false)
 switch_cfgs=("${speed_cfgs[@]}")
-quick_rows=(train.folded_convs=false train.fused_cbn_relu=false train.bias_kernel=false train.upsample_add_kernel=false)
+# Word-valued switches: KEY:WORD,WORD, a row per word (the first is the default).
+word_switches=(train.upsample_conv:subpixel,transposed)
+quick_rows=(train.folded_convs=false train.fused_cbn_relu=false train.bias_kernel=false train.upsample_add_kernel=false
+  train.upsample_conv=transposed)
 if [ "$quick" = 1 ]; then
   switches=(train.folded_convs train.fused_cbn_relu train.bias_kernel train.upsample_add_kernel)
   switch_cfgs=(imagenet128_hamgan)
@@ -114,7 +117,7 @@ fast=(train.device=cuda train.amp=true train.channels_last=true)
 sp=$out/logs/speed
 classes=10
 sw=()
-for key in "${switches[@]}"; do sw+=(--switch "$key"); done
+for key in "${switches[@]}" "${word_switches[@]}"; do sw+=(--switch "$key"); done
 [ "$mode" = dry ] || mkdir -p "$sp"
 speed_table() {
   [ "$mode" = dry ] || "$py" scripts/speed_table.py "$sp" "${speed_cfgs[@]}" "${sw[@]}" > "$out/speed.md" 2>&1
@@ -154,6 +157,10 @@ for cfg in "${speed_cfgs[@]}"; do
 done
 rows=()
 for key in "${switches[@]}"; do for value in "${switch_values[@]}"; do rows+=("$key=$value"); done; done
+for ws in "${word_switches[@]}"; do
+  IFS=, read -r -a words <<< "${ws#*:}"
+  for w in "${words[@]}"; do rows+=("${ws%%:*}=$w"); done
+done
 [ "$quick" = 1 ] && rows=("${quick_rows[@]}")
 for row in "${rows[@]}"; do
   for cfg in "${switch_cfgs[@]}"; do

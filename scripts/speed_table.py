@@ -93,14 +93,21 @@ def steps_cell(r):
     return f"{r['host_median_ms']:.1f} / {r['device_median_ms']:.1f} ({bound})"
 
 
+def switch_values(switch):
+    """'train.upsample_conv:subpixel,transposed' -> its key and words; a bare key: true and false."""
+    key, _, words = switch.partition(":")
+    return key, tuple(words.split(",")) if words else ("true", "false")
+
+
 def table(d, configs, switches, settle):
+    switches = [switch_values(s) for s in switches]
     out = ["| config | what | images/s | TFLOP/s | peak MiB | host / device ms per step (bound) |",
            "|---|---|---:|---:|---:|---|"]
     notes = []
     for cfg in configs:
         bench = load_json(os.path.join(d, f"{cfg}.bench.json"))
         switched = [(f"bench {key}={value}", load_json(os.path.join(d, f"{cfg}.bench.{key}={value}.json")))
-                    for key in switches for value in ("true", "false")]
+                    for key, values in switches for value in values]
         # The bench row's count; without it a switch row's (a file from before the count was
         # pinned to the folded forms carries the plain forms' with folded_convs=false).
         counted = [r for r in [bench] + [r for _, r in switched] if r and r.get("images_per_s") and r.get("tflops")]
@@ -118,8 +125,8 @@ def table(d, configs, switches, settle):
                        f"{num(tflops(t['images_per_s']), '.1f')} | - | - |")
         else:
             missing("train loop")
-        for key in switches:
-            for value in ("true", "false"):
+        for key, values in switches:
+            for value in values:
                 t = train_speed(os.path.join(d, f"{cfg}.train.{key}={value}.metrics.jsonl"), settle)
                 if t:  # only where the check ran the loop with this switch
                     out.append(f"| {cfg} | train loop {key}={value} (it. {t['iterations']}) | "
@@ -152,7 +159,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir")
     p.add_argument("configs", nargs="+")
-    p.add_argument("--switch", action="append", default=[], help="a bench switch (train.folded_convs)")
+    p.add_argument("--switch", action="append", default=[],
+                   help="a bench switch: a boolean key (train.folded_convs), or KEY:WORD,WORD (train.upsample_conv:subpixel,transposed)")
     p.add_argument("--settle", type=int, default=10, help="train loop: first iteration of the timed span")
     a = p.parse_args()
     if not os.path.isdir(a.dir):
