@@ -239,23 +239,31 @@ namespace {
 torch::Tensor nearest_up2(const torch::Tensor& x) {
   return torch::upsample_nearest2d(x, {2 * x.size(2), 2 * x.size(3)});
 }
+
+// Both forms of the folded upsample + conv (train.upsample_conv), each with its own KernelScope.
+const UpsampleConvForm kUpsampleConvForms[] = {UpsampleConvForm::SubPixel, UpsampleConvForm::Transposed};
+KernelChoice upsample_conv_form(UpsampleConvForm form) { return only(&KernelChoice::upsample_conv, form); }
 }  // namespace
 
 // The sub-pixel form against the plain one it replaces, conv2d(up2(x), w, b, pad 1): odd and
 // even sizes down to 1x1, NCHW and channels-last (kept in the result), float64 and fp32.
 TEST(UpsampleConv, MatchesUpsampleThenConv) {
-  torch::manual_seed(5);
-  each_input({{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}, [](const torch::Tensor& x, bool cl) {
-    const int64_t c = x.size(1);
-    const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
-    const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
-    const torch::Tensor got = upsample2_conv3x3(x, w, b);
-    ASSERT_EQ(got.sizes(), want.sizes());
-    if (cl && x.size(2) > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
-    if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
-    // (The folded form sums up to 4 weights first: one more rounding of each.)
-    expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
-  });
+  for (const UpsampleConvForm form : kUpsampleConvForms) {
+    SCOPED_TRACE(form == UpsampleConvForm::Transposed ? "transposed" : "subpixel");
+    const KernelScope scope(upsample_conv_form(form));
+    torch::manual_seed(5);
+    each_input({{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}, [](const torch::Tensor& x, bool cl) {
+      const int64_t c = x.size(1);
+      const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
+      const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
+      const torch::Tensor got = upsample2_conv3x3(x, w, b);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      if (cl && x.size(2) > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
+      if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
+      // (The folded form sums up to 4 weights first: one more rounding of each.)
+      expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
+    });
+  }
   // Without a bias too, and a wrong kernel shape is refused by name.
   const torch::Tensor x = torch::randn({1, 2, 3, 3}, torch::kDouble), w = torch::randn({3, 2, 3, 3}, torch::kDouble);
   EXPECT_TRUE(close(upsample2_conv3x3(x, w, {}), torch::conv2d(nearest_up2(x), w, {}, 1, 1), 1e-12, 1e-12));
@@ -333,55 +341,33 @@ TEST(FoldedConv, SwitchedOffNeverPaysSwitchedOnAlwaysFolds) {
 }
 
 TEST(UpsampleConv, GradcheckDouble) {
-  torch::manual_seed(6);
-  torch::Tensor x = torch::randn({2, 3, 3, 4}, torch::kDouble).requires_grad_(true);
-  torch::Tensor w = torch::randn({4, 3, 3, 3}, torch::kDouble).requires_grad_(true);
-  torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
-  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(x, w, b); }, {x, w, b}));
-  torch::Tensor xc = x.detach().contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true);
-  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(xc, w, b); }, {xc, w, b}));
-  // And the gradients equal the plain form's (same function, so same derivative).
-  const torch::Tensor r = torch::randn({2, 4, 6, 8}, torch::kDouble);
-  const auto grads = [&](const torch::Tensor& y) {
-    return torch::autograd::grad({(y * r).sum()}, {x, w, b});
-  };
-  const auto g1 = grads(upsample2_conv3x3(x, w, b)), g2 = grads(torch::conv2d(nearest_up2(x), w, b, 1, 1));
-  for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
+  for (const UpsampleConvForm form : kUpsampleConvForms) {
+    SCOPED_TRACE(form == UpsampleConvForm::Transposed ? "transposed" : "subpixel");
+    const KernelScope scope(upsample_conv_form(form));
+    torch::manual_seed(6);
+    torch::Tensor x = torch::randn({2, 3, 3, 4}, torch::kDouble).requires_grad_(true);
+    torch::Tensor w = torch::randn({4, 3, 3, 3}, torch::kDouble).requires_grad_(true);
+    torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
+    EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(x, w, b); }, {x, w, b}));
+    torch::Tensor xc = x.detach().contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true);
+    EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(xc, w, b); }, {xc, w, b}));
+    // And the gradients equal the plain form's (same function, so same derivative).
+    const torch::Tensor r = torch::randn({2, 4, 6, 8}, torch::kDouble);
+    const auto grads = [&](const torch::Tensor& y) {
+      return torch::autograd::grad({(y * r).sum()}, {x, w, b});
+    };
+    const auto g1 = grads(upsample2_conv3x3(x, w, b)), g2 = grads(torch::conv2d(nearest_up2(x), w, b, 1, 1));
+    for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
+  }
 }
 
-// train.upsample_conv=transposed: one stride-2 transposed convolution with the folded 4x4 kernel
-// in place of the phases and their interleave, against the plain form: values (sizes down to
-// 1x1, both memory formats kept, double and fp32), gradcheck in double, gradients equal to the
-// plain form's, and the kernel's taps as upsample_transposed_kernel states them.
-TEST(UpsampleConv, TransposedFormMatchesUpsampleThenConv) {
-  KernelChoice transposed;
-  transposed.upsample_conv = UpsampleConvForm::Transposed;
-  const KernelScope scope(transposed);
-  torch::manual_seed(15);
-  each_input({{2, 3, 4, 4}, {1, 5, 3, 7}, {3, 4, 1, 1}, {2, 16, 16, 16}}, [](const torch::Tensor& x, bool cl) {
-    const int64_t c = x.size(1);
-    const torch::Tensor w = torch::randn({6, c, 3, 3}, x.options()), b = torch::randn({6}, x.options());
-    const torch::Tensor want = torch::conv2d(nearest_up2(x), w, b, 1, 1);
-    const torch::Tensor got = upsample2_conv3x3(x, w, b);
-    ASSERT_EQ(got.sizes(), want.sizes());
-    if (cl && x.size(2) > 1) { EXPECT_TRUE(got.is_contiguous(torch::MemoryFormat::ChannelsLast)); }
-    if (!cl) { EXPECT_TRUE(got.is_contiguous()); }
-    expect_within_rounding(got, want, torch::conv2d(nearest_up2(x.abs()), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), c);
-  });
+// train.upsample_conv=transposed's kernel: a single 3x3 tap lands where the taps (w2, w1+w2,
+// w0+w1, w0) along each axis put it. (Its values and gradients: the two tests above, per form.)
+TEST(UpsampleConv, TransposedKernelTaps) {
   const torch::Tensor w1 = torch::zeros({1, 1, 3, 3}, torch::kDouble);
-  w1[0][0][1][2] = 1;  // w[row 1, column 2]: along rows the taps (w2, w1+w2, w0+w1, w0) give 0 1 1 0, along columns 1 1 0 0
+  w1[0][0][1][2] = 1;  // w[row 1, column 2]: along rows 0 1 1 0, along columns 1 1 0 0
   EXPECT_TRUE(torch::equal(upsample_transposed_kernel(w1)[0][0],
                            torch::tensor({0., 1., 1., 0.}, torch::kDouble).outer(torch::tensor({1., 1., 0., 0.}, torch::kDouble))));
-  torch::Tensor x = torch::randn({2, 3, 3, 4}, torch::kDouble).requires_grad_(true);
-  torch::Tensor w = torch::randn({4, 3, 3, 3}, torch::kDouble).requires_grad_(true);
-  torch::Tensor b = torch::randn({4}, torch::kDouble).requires_grad_(true);
-  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(x, w, b); }, {x, w, b}));
-  torch::Tensor xc = x.detach().contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true);
-  EXPECT_TRUE(gradcheck([&] { return upsample2_conv3x3(xc, w, b); }, {xc, w, b}));
-  const torch::Tensor r = torch::randn({2, 4, 6, 8}, torch::kDouble);
-  const auto grads = [&](const torch::Tensor& y) { return torch::autograd::grad({(y * r).sum()}, {x, w, b}); };
-  const auto g1 = grads(upsample2_conv3x3(x, w, b)), g2 = grads(torch::conv2d(nearest_up2(x), w, b, 1, 1));
-  for (size_t i = 0; i < g1.size(); ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-12, 1e-12)) << i;
 }
 
 // The backward writes the gradient of every position of the phases' convolution, the ones no

@@ -4,25 +4,15 @@
 
 namespace hamgan::test {
 
-inline KernelChoice only_folded(FoldPolicy p) {
+template <typename Value>
+KernelChoice only(Value KernelChoice::*field, Value value) {
   KernelChoice k;
-  k.folded_convs = p;
+  k.*field = value;
   return k;
 }
-inline KernelChoice only_cbn_relu(FusePolicy p) {
-  KernelChoice k;
-  k.fused_cbn_relu = p;
-  return k;
-}
-inline KernelChoice only_bias(FusePolicy p) {
-  KernelChoice k;
-  k.bias_kernel = p;
-  return k;
-}
-inline KernelChoice only_upsample_add(FusePolicy p) {
-  KernelChoice k;
-  k.upsample_add_kernel = p;
-  return k;
-}
+inline KernelChoice only_folded(FoldPolicy p) { return only(&KernelChoice::folded_convs, p); }
+inline KernelChoice only_cbn_relu(FusePolicy p) { return only(&KernelChoice::fused_cbn_relu, p); }
+inline KernelChoice only_bias(FusePolicy p) { return only(&KernelChoice::bias_kernel, p); }
+inline KernelChoice only_upsample_add(FusePolicy p) { return only(&KernelChoice::upsample_add_kernel, p); }
 
 }  // namespace hamgan::test
