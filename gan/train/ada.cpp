@@ -67,8 +67,8 @@ class AdaFeature : public StepFeature {
   }
   // train.init_ada_p: a fine-tuning run starts from the source run's p.
   void init_from(const CheckpointData& c, std::ostream& log) override {
-    const auto s = c.find_train_state("ada");
     if (!carry_) return;
+    const auto s = c.find_train_state("ada");
     if (!s) {
       log << "train.init_ada_p: " << c.path << " has no ADA state (it trained without train.ada); p starts at "
           << p_ << "\n";

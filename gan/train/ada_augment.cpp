@@ -225,8 +225,7 @@ torch::Tensor ada_color_matrix(const AdaPolicy& policy, double p, const AdaDraws
     const torch::Tensor cross = torch::tensor({0., -e, e, 0., e, 0., -e, 0., -e, e, 0., 0., 0., 0., 0., 0.}, kF64).view({4, 4});
     const torch::Tensor cosine = per(theta.cos()), sine = per(theta.sin());
     torch::Tensor r = (eye - vv) * cosine + cross * sine + vv;
-    r.select(1, 3).select(1, 3).fill_(1);
-    r.select(1, 3).narrow(1, 0, 3).zero_(), r.select(2, 3).narrow(1, 0, 3).zero_();
+    r.select(1, 3).select(1, 3).fill_(1);  // row and column 3 are 0 elsewhere already (v's last entry is 0)
     c = r.bmm(c);
     const torch::Tensor s = gated(d.saturation_u, p, torch::exp2(d.saturation_n), 1);
     c = (vv + (eye - vv) * per(s)).bmm(c);
