@@ -10,7 +10,7 @@
 
 namespace hamgan::metrics {
 
-// mu: [d], sigma: [d, d]; any float dtype (computed in float64 with Eigen's self-adjoint solver).
+// mu: [d], sigma: [d, d]; any float dtype (computed in float64 with LAPACK's symmetric eigensolver).
 double frechet_distance(const torch::Tensor& mu1, const torch::Tensor& sigma1, const torch::Tensor& mu2,
                         const torch::Tensor& sigma2);
 

@@ -25,6 +25,8 @@
 #include "support/oracle.h"
 #include "support/tiny_run.h"
 
+namespace test_ada {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -254,3 +256,5 @@ TEST(DataLimit, AClassBalancedNestedSubsetOrANamedError) {
   EXPECT_NE(e.find("data.limit 11"), std::string::npos) << e;
   EXPECT_NE(e.find("only 10"), std::string::npos) << e;
 }
+
+}  // namespace test_ada

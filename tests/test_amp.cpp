@@ -36,6 +36,8 @@
 #include "layers/sync_batch_norm.h"
 #include "support/oracle.h"
 
+namespace test_amp {
+
 using namespace hamgan;
 
 namespace {
@@ -334,3 +336,5 @@ TEST(Amp, TrainerStepsCloseToFp32) {
     for (const auto& b : m->buffers()) EXPECT_NE(b.scalar_type(), torch::kBFloat16);
   }
 }
+
+}  // namespace test_amp

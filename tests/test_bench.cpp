@@ -28,6 +28,8 @@
 #include "support/kernel_scopes.h"
 #include "support/tiny_run.h"
 
+namespace test_bench {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -313,3 +315,5 @@ TEST(ContextBench, AShapeNoMachineHoldsIsRefused) {
   EXPECT_NE(e.find("--shape '100000x100000x100000x100000'"), std::string::npos) << e;
   EXPECT_NE(e.find("more than this machine's"), std::string::npos) << e;
 }
+
+}  // namespace test_bench

@@ -14,6 +14,8 @@
 #include "support/gradcheck.h"
 #include "support/kernel_scopes.h"
 
+namespace test_cbn_relu {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -68,9 +70,9 @@ double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
 }
 
-class CbnReluModes : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
-
 }  // namespace
+
+class CbnReluModes : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 // Double, so the two differ only by summation order: 1e-12 absolute on values of order 1-10.
 TEST_P(CbnReluModes, EqualsThePlainChainInDouble) {
@@ -199,3 +201,5 @@ TEST(CbnRelu, GeneratorFusedEqualsPlain) {
     }
   }
 }
+
+}  // namespace test_cbn_relu

@@ -19,6 +19,8 @@
 #include "support/module_check.h"
 #include "support/oracle.h"
 
+namespace test_channels_last {
+
 using namespace hamgan;
 using hamgan::test::close;
 
@@ -111,3 +113,5 @@ TEST(ChannelsLast, TrainerStepMatchesTheDefaultLayout) {
   ta.step(sa), tb.step(sb);
   EXPECT_TRUE(close(tb.stats(), ta.stats(), 1e-4, 1e-5));
 }
+
+}  // namespace test_channels_last

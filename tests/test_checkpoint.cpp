@@ -17,6 +17,8 @@
 #include "support/state_dicts.h"
 #include "support/tiny_run.h"
 
+namespace test_checkpoint {
+
 using namespace hamgan;
 using namespace hamgan::test;
 namespace fs = std::filesystem;
@@ -266,3 +268,5 @@ TEST(Checkpoint, OutOfRangeCheckpointNameIsSkippedWithAWarning) {
   EXPECT_NE(warn.str().find("out of range"), std::string::npos) << warn.str();
   EXPECT_EQ(run(tiny(), dir).history.size(), 3u);
 }
+
+}  // namespace test_checkpoint

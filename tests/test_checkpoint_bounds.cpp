@@ -30,6 +30,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_checkpoint_bounds {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -496,3 +498,5 @@ TEST(CheckpointBounds, TrainingResumesPastACheckpointWhoseTensorLiesOutsideItsSt
   test::expect_resumed_past_damaged(test::run(test::tiny("train.iterations=8"), dir), newest,
                                     checkpoint_path(ckdir, 3), 5);
 }
+
+}  // namespace test_checkpoint_bounds

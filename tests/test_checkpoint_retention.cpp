@@ -24,6 +24,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_checkpoint_retention {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -130,3 +132,5 @@ TEST(CheckpointRetention, ACheckpointPrunedWhileScoringIsNotDamaged) {
   EXPECT_TRUE(damaged.empty()) << log.str();
   EXPECT_NE(log.str().find("was deleted before it was scored (pruned by training?)"), std::string::npos) << log.str();
 }
+
+}  // namespace test_checkpoint_retention

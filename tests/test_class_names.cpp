@@ -15,6 +15,8 @@
 #include "support/errors.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_class_names {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -25,7 +27,7 @@ std::string fresh(const std::string& name) { return test::fresh_dir("test_class_
 // A folder of two classes, "a" and `bad` (which sorts after it), two gray images each.
 std::string folder_with(const std::string& name, const std::string& bad) {
   const std::string dir = fresh(name);
-  for (const std::string c : {std::string("a"), bad}) {
+  for (const std::string& c : {std::string("a"), bad}) {
     fs::create_directories(dir + "/" + c);
     for (int k = 0; k < 2; ++k)
       write_png(dir + "/" + c + "/" + std::to_string(k) + ".png", torch::full({32, 32, 1}, 50 * k, torch::kUInt8));
@@ -95,3 +97,5 @@ TEST(ClassNames, SampleAndExportTakeOnlyThisModelsList) {
   EXPECT_TRUE(valid_utf8(json));
   EXPECT_EQ(json.find("caf"), std::string::npos);
 }
+
+}  // namespace test_class_names

@@ -36,6 +36,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_classifier {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -418,7 +420,7 @@ TEST(DomainFidRun, ClassAccuracyColumnAndNoMixing) {
 
 // scores.csv: the class_acc and features columns round-trip; a table of a subset of the
 // columns reads by its header.
-TEST(ScoreTable, ClassAccuracyColumnAndColumnSubsets) {
+TEST(ClassifierScoreTable, ClassAccuracyColumnAndColumnSubsets) {
   const std::string dir = fresh("csv");
   fs::create_directories(dir);
   eval::ScoreRow r{100, 10, 1.5, "classifier-128d-00112233aabbccdd", {{"fid", 12.5}, {"kid", 0.25}, {"class_acc", 0.8125}}};
@@ -714,3 +716,5 @@ TEST(EvaluationSuite, ClassificationAccuracyScoreIsDeterministicAndFindsTheClass
   const std::string e = test::error_of([&] { eval::classification_accuracy_score(s, 30, two, opt, log); });
   EXPECT_NE(e.find("2 classes, the model 3"), std::string::npos) << e;
 }
+
+}  // namespace test_classifier

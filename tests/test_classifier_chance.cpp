@@ -19,6 +19,8 @@
 #include "support/errors.h"
 #include "support/tiny_run.h"
 
+namespace test_classifier_chance {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -170,3 +172,5 @@ TEST(ClassifierAtUse, AFileAtChanceIsRefusedAndOneWithoutAnAccuracyIsFlagged) {
   EXPECT_NO_THROW(metrics::ClassifierExtractor(classifier_file("unknown", 3, -1, 0, -1), torch::kCPU));
   expect_names(testing::internal::GetCapturedStderr(), {"warning:", "records no held-out accuracy"});
 }
+
+}  // namespace test_classifier_chance

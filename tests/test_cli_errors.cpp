@@ -21,6 +21,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_cli_errors {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -178,3 +180,5 @@ TEST(CliErrors, AWrongClassCountFailsBeforeTheRunDirectoryIsWritten) {
   EXPECT_NE(e.find("has 2 classes; set model.n_classes=2"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(out)) << "nothing written";
 }
+
+}  // namespace test_cli_errors

@@ -14,6 +14,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_cli_flags {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -89,7 +91,9 @@ TEST(CliFlags, SharedFlagsReadTheSameInEveryCommand) {
       // The classifier's and GAN training's --batch are other meanings, with their own help.
       if (f == "batch" && (line.find("training") != std::string::npos)) continue;
       auto [it, fresh] = first.emplace(f, std::make_pair(c.label, line));
-      if (!fresh) EXPECT_EQ(line, it->second.second) << "--" << f << " differs from " << it->second.first << "'s";
+      if (!fresh) {
+        EXPECT_EQ(line, it->second.second) << "--" << f << " differs from " << it->second.first << "'s";
+      }
     }
     if (opts.count("out")) {
       ++out_seen[c.label];
@@ -197,3 +201,5 @@ TEST(CliFlags, InfoGetWithJsonPrintsTheValueAsJson) {
   const std::string e = test::error_of([&] { test::run_cli(cli::info, "info", {"-c", cfg, "--json"}); });
   EXPECT_NE(e.find("--json prints the machine's facts and reads no config"), std::string::npos) << e;
 }
+
+}  // namespace test_cli_flags

@@ -16,6 +16,8 @@
 #include "support/cli.h"
 #include "support/errors.h"
 
+namespace test_compare_runs {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -179,7 +181,7 @@ TEST(CompareRuns, RunsScoredWithOtherSampleCountsAreRefused) {
   EXPECT_NE(e.find("do not compare"), std::string::npos) << e;
 }
 
-TEST(LinePlot, LegendColumnForManySeries) {
+TEST(CompareLinePlot, LegendColumnForManySeries) {
   const std::vector<double> xs = {0, 1, 2};
   std::vector<plot::Series> series;
   for (int k = 0; k < 8; ++k)
@@ -205,3 +207,5 @@ TEST(LinePlot, LegendColumnForManySeries) {
   });
   EXPECT_NE(e.find("too narrow for the legend of 8 series"), std::string::npos) << e;
 }
+
+}  // namespace test_compare_runs

@@ -15,6 +15,8 @@
 #include "support/scores_csv.h"
 #include "support/process.h"
 
+namespace test_compare_runs_guards {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -126,3 +128,5 @@ TEST(CompareGuards, OutMustNameFilesInAnExistingFolder) {
   EXPECT_NE(e2.find(a + "/fid.png exists and is not the output of an earlier `hamgan compare`"), std::string::npos) << e2;
   EXPECT_EQ(test::read_text(root + "/x.png"), "not a picture");
 }
+
+}  // namespace test_compare_runs_guards

@@ -20,6 +20,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_config {
+
 using namespace hamgan;
 
 namespace {
@@ -465,3 +467,5 @@ TEST(ConfigKeys, ResumeChecksFollowTheRows) {
   EXPECT_EQ(e, "ckpt.pt: train.freeze_d is 2 but the run was trained with 1; resume with train.freeze_d=1 or "
                "fine-tune into a new --out with train.init_from");
 }
+
+}  // namespace test_config

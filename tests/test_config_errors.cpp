@@ -13,6 +13,8 @@
 #include "support/cli.h"
 #include "support/errors.h"
 
+namespace test_config_errors {
+
 using namespace hamgan;
 
 // A recursive alias (a stack overflow to follow) and a ten-line "billion laughs" (minutes to
@@ -102,3 +104,5 @@ TEST(ConfigErrors, ABaseChainPastThirtyTwoIsRefused) {
   test::expect_names(e, {dir + "/c0.yaml", "a chain of more than 32 bases"});
   EXPECT_EQ(load_config(dir + "/c30.yaml").train.batch_size, 8);  // ten links are fine
 }
+
+}  // namespace test_config_errors

@@ -16,10 +16,10 @@
 #include "support/module_check.h"
 #include "support/oracle.h"
 
+namespace test_context_registry {
+
 using namespace hamgan;
 using hamgan::test::close;
-
-namespace {
 
 constexpr int64_t B = 2, C = 16, H = 4, W = 6;  // H, W even: self_attention pools 2x2
 const SNOptions kSN{1e-12, 1};
@@ -120,8 +120,6 @@ torch::Tensor run(const ContextModule& m, const torch::Tensor& x) {
 }
 
 class ContextSweep : public ::testing::TestWithParam<Case> {};
-
-}  // namespace
 
 TEST(ContextRegistry, NamesAreUniqueAndOnlyNoneHasNoModule) {
   std::set<std::string> seen;
@@ -236,3 +234,5 @@ TEST_P(ContextSweep, ChannelsLastEqualsNchw) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, ContextSweep, ::testing::ValuesIn(registry_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.label; });
+
+}  // namespace test_context_registry

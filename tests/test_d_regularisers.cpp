@@ -32,6 +32,8 @@
 #include "support/state_dicts.h"
 #include "support/tiny_run.h"
 
+namespace test_d_regularisers {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -457,9 +459,9 @@ const std::string& plain_run() {
   return dir;
 }
 
-class StepFeatureSweep : public ::testing::TestWithParam<std::string> {};
-
 }  // namespace
+
+class StepFeatureSweep : public ::testing::TestWithParam<std::string> {};
 
 TEST(StepFeatures, NamesStatisticsAndSweepOverridesAreComplete) {
   std::set<std::string> names, keys;
@@ -549,3 +551,5 @@ TEST_P(StepFeatureSweep, ResumesBitForBitReportsAndCheckpointsItsState) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, StepFeatureSweep, ::testing::ValuesIn(feature_names()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+}  // namespace test_d_regularisers

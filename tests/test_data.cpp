@@ -22,6 +22,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_data {
+
 namespace fs = std::filesystem;
 using namespace hamgan;
 using hamgan::test::error_of;
@@ -608,3 +610,5 @@ TEST(Loader, ClassGroupBatchesAreRunsOfOneClass) {
   EXPECT_NE(error_of([&] { Loader l(std::make_shared<IdDataset>(64), o); }).find("needs every image's label"),
             std::string::npos);
 }
+
+}  // namespace test_data

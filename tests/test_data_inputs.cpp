@@ -22,6 +22,8 @@
 #include "support/mean_net.h"
 #include "support/oracle.h"
 
+namespace test_data_inputs {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -165,3 +167,5 @@ TEST(DataInputs, ALoaderPositionThatDoesNotFitNamesTheKeys) {
                            "data.path, train.batch_size or the rank count differ", "config.yaml"})
     EXPECT_NE(e.find(part), std::string::npos) << part << ": " << e;
 }
+
+}  // namespace test_data_inputs

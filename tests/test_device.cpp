@@ -21,6 +21,8 @@
 #include "support/state_dicts.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_device {
+
 using namespace hamgan;
 using test::identical;
 namespace fs = std::filesystem;
@@ -253,3 +255,5 @@ TEST_P(FusedAdam, MatchesAdamStep) {
   }
   EXPECT_FALSE(compat::fused_adam_step(ob));  // CPU parameters: training keeps opt.step()
 }
+
+}  // namespace test_device

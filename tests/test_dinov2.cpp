@@ -18,6 +18,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_dinov2 {
+
 using namespace hamgan;
 using namespace hamgan::test;
 using metrics::DinoV2Extractor;
@@ -138,3 +140,5 @@ TEST(DinoV2, FrechetDistanceOfTwoFoldersThroughTheCli) {
   const double got = std::stod(out.substr(at + 10));
   EXPECT_NEAR(got, want, 1e-3 * want) << out;
 }
+
+}  // namespace test_dinov2

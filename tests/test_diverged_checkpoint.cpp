@@ -18,6 +18,8 @@
 #include "support/random_classifier.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_diverged_checkpoint {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -96,3 +98,5 @@ TEST(DivergedCheckpoint, ExportRefusesAndWritesNothing) {
   expect_names_divergence(e);
   EXPECT_FALSE(fs::exists(out + "/model.safetensors"));
 }
+
+}  // namespace test_diverged_checkpoint

@@ -31,6 +31,8 @@
 #include "support/errors.h"
 #include "support/process.h"
 
+namespace test_export {
+
 namespace fs = std::filesystem;
 using namespace hamgan;
 
@@ -268,3 +270,5 @@ TEST(Export, EmptyOutIsAnErrorNamingOut) {
   test::expect_names(msg, {"--out", "empty", "expected"});
   EXPECT_EQ(msg.find("Invalid argument"), std::string::npos) << msg;
 }
+
+}  // namespace test_export

@@ -22,6 +22,8 @@
 #include "support/oracle.h"
 #include "support/random_classifier.h"
 
+namespace test_feature_nets {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -125,3 +127,5 @@ TEST(FeatureNets, AFileOfNoKnownNetworkIsRefusedSayingWhatItHolds) {
   e = test::error_of([&] { metrics::open_feature_net(text, {}, "--features"); });
   EXPECT_NE(e.find("--features " + text + ": neither a state dict nor"), std::string::npos) << e;
 }
+
+}  // namespace test_feature_nets

@@ -21,6 +21,8 @@
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_fid_checkpoint {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -91,3 +93,4 @@ TEST(FidCheckpoint, EqualsFidOfWrittenPngs) {
   EXPECT_NEAR(fa, fb, 1e-4 * std::abs(fb)) << a;
 }
 
+}  // namespace test_fid_checkpoint

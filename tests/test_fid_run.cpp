@@ -29,6 +29,8 @@
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_fid_run {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -135,7 +137,7 @@ TEST(ScoreTable, AByteOrderMarkBeforeTheHeaderIsSkipped) {
             "(no error)");
 }
 
-TEST(LinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
+TEST(ScoresLinePlot, PngOfExpectedSizeWithPointsWhereExpected) {
   const std::string p = fresh("plot") + ".png";
   const std::vector<double> xs = {1000, 2000, 3000, 5000}, ys = {80.5, 60.25, 55, 41};
   plot::write_line_plot(p, xs, ys);
@@ -334,3 +336,5 @@ TEST(FidCli, DataSourceEqualsImageDirectory) {
   EXPECT_GT(from_images, 1e-3);  // different noise: a real distance, not a trivial 0
   EXPECT_NEAR(from_data, from_images, 1e-4 * from_images);
 }
+
+}  // namespace test_fid_run

@@ -29,6 +29,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_fid_test_split {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -288,3 +290,5 @@ TEST(FidTestSplit, TheScorerInTrainingKeepsTheRealImagesFiguresToo) {
     EXPECT_NEAR(real[0].value(m), printed.at(m), 1e-4 * std::abs(printed.at(m)) + 1e-6) << m;
   EXPECT_NE(sink.str().find("real test images: fid"), std::string::npos) << sink.str();
 }
+
+}  // namespace test_fid_test_split

@@ -20,6 +20,8 @@
 #include "io/png.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_file_integrity {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -128,3 +130,5 @@ TEST(FileIntegrity, EditedStoredConfigIsRefusedNamingTheFile) {
                {ck, "part 'g_ema'", "stored config"});
   expect_names(sample_error({"--checkpoint", ck, "--out", out, "-n", "3", "--no-ema"}), {ck, "part 'g'"});
 }
+
+}  // namespace test_file_integrity

@@ -19,6 +19,8 @@
 #include "support/errors.h"
 #include "support/tiny_run.h"
 
+namespace test_finetune {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -249,3 +251,5 @@ TEST(Finetune, InitOptimizerWithoutInitFromIsAnError) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/config.yaml"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoints"));
 }
+
+}  // namespace test_finetune

@@ -11,6 +11,8 @@
 #include "metrics/statistics.h"
 #include "support/oracle.h"
 
+namespace test_frechet {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -99,3 +101,5 @@ TEST(Npz, NumpyReadsWhatWeWrite) {
                           oracle_path("stored.npz");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
+
+}  // namespace test_frechet

@@ -19,6 +19,8 @@
 #include "support/gradcheck.h"
 #include "support/oracle.h"
 
+namespace test_hamburger {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -401,3 +403,5 @@ TEST(Hamburger, InsideGeneratorAndDiscriminator) {
         }
   }
 }
+
+}  // namespace test_hamburger

@@ -16,6 +16,8 @@
 #include "core/host_allocator.h"
 #include "support/process.h"
 
+namespace test_host_allocator {
+
 TEST(HostAllocator, LargeBlocksComeFromTheHeapAndAreKept) {
   const size_t n = 16u << 20;
   void* probe = std::malloc(n);  // before: glibc's default threshold (128 KiB) mmaps this
@@ -67,3 +69,5 @@ TEST(HostAllocator, AnUnknownHamganMallocIsRefused) {
       << out;
   EXPECT_EQ(out.find("hamgan, "), std::string::npos) << "no --version output after the error: " << out;
 }
+
+}  // namespace test_host_allocator

@@ -15,6 +15,8 @@
 #include "support/host_read_probe.h"
 #include "support/tiny_run.h"
 
+namespace test_host_reads {
+
 using namespace hamgan;
 
 namespace {
@@ -128,3 +130,5 @@ TEST(StepHostReads, NoneWithDataParallelAndSyncBn) {
 }
 
 }  // namespace
+
+}  // namespace test_host_reads

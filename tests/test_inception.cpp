@@ -10,6 +10,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_inception {
+
 using namespace hamgan;
 using namespace hamgan::test;
 using metrics::InceptionExtractor;
@@ -68,3 +70,5 @@ TEST(Inception, BadWeightFilesAreClearErrors) {
   e = error_of(oracle_path("does_not_exist.pth"));
   EXPECT_NE(e.find("cannot open"), std::string::npos) << e;
 }
+
+}  // namespace test_inception

@@ -15,6 +15,8 @@
 #include "support/module_check.h"
 #include "support/oracle.h"
 
+namespace test_kao_sao {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -172,3 +174,5 @@ TEST(MacCounter, BareSaoMatchesHandCount) {
   op.op(x, x, x, 14, 14);
   EXPECT_EQ(mc.macs(), 3 * 64 * 196);
 }
+
+}  // namespace test_kao_sao

@@ -24,6 +24,8 @@
 #include "support/module_check.h"
 #include "support/oracle.h"
 
+namespace test_layers {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -493,7 +495,9 @@ TEST(ChannelBias, ConvWithItEqualsConvWithItsOwnBias) {
       EXPECT_FALSE(bias_kernel_pays(x)) << "auto: CUDA only";
       const torch::Tensor conv_b = torch::conv2d(x, w, b, 1, 1);
       EXPECT_TRUE(torch::equal(plain, relu ? torch::relu(conv_b) : conv_b));
-      if (relu) EXPECT_GT((added == 0).sum().item<int64_t>(), added.numel() / 4) << "the ReLU clipped";
+      if (relu) {
+        EXPECT_GT((added == 0).sum().item<int64_t>(), added.numel() / 4) << "the ReLU clipped";
+      }
       // The plain form may add the bias inside the convolution's accumulation: the two differ by
       // the summation order of 45 products and the bias.
       expect_within_rounding(added, plain, torch::conv2d(x.abs(), w.abs(), {}, 1, 1) + b.abs().view({-1, 1, 1}), 5);
@@ -584,3 +588,5 @@ TEST(FoldTaps, OneProductEqualsTWTtPerPair) {
   torch::Tensor w = torch::randn({2, 3, 3, 3}, torch::kDouble).requires_grad_(true);
   EXPECT_TRUE(gradcheck([&] { return fold_3x3_taps(w, {1.0, 0.0, 0.0, 0.0, 1.0, 1.0}, "t"); }, {w}));
 }
+
+}  // namespace test_layers

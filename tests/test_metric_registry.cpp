@@ -28,6 +28,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_metric_registry {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -253,3 +255,5 @@ TEST(MetricRegistry, ListsAreParsedOnceAndNamedInErrors) {
   EXPECT_NE(e.find("eval.metrics"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown metric 'bogus'"), std::string::npos) << e;
 }
+
+}  // namespace test_metric_registry

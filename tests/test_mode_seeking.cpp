@@ -9,6 +9,8 @@
 #include "support/gradcheck.h"
 #include "support/oracle.h"
 
+namespace test_mode_seeking {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -46,3 +48,5 @@ TEST(ModeSeeking, GradcheckDouble) {
   const torch::Tensor y = torch::tensor({1, 0, 1, 2, 0, 1});
   EXPECT_TRUE(gradcheck([&] { return mode_seeking_loss(fake, z, y); }, {fake}));
 }
+
+}  // namespace test_mode_seeking

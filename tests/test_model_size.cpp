@@ -15,6 +15,8 @@
 #include "support/cli.h"
 #include "support/errors.h"
 
+namespace test_model_size {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -49,3 +51,5 @@ TEST(ModelSize, AModelNoMachineHoldsIsRefusedBeforeItIsBuilt) {
   });
   test::expect_names(e, {"generator.ch 4096", "with their ch_mult", "more than this machine's", "lower generator.ch"});
 }
+
+}  // namespace test_model_size

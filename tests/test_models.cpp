@@ -9,6 +9,8 @@
 #include "gan/models/generator.h"
 #include "support/oracle.h"
 
+namespace test_models {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -123,3 +125,5 @@ TEST(Models, StrictLoadReportsMissingUnexpectedAndMisshapedKeys) {
     EXPECT_NE(m.find("key 'embed.weight_orig': expected shape [5, 16], got [3, 3]"), std::string::npos) << m;
   }
 }
+
+}  // namespace test_models

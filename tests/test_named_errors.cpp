@@ -15,6 +15,8 @@
 #include "support/random_classifier.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_named_errors {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -56,3 +58,5 @@ TEST(NamedErrors, RealNPastTheDataIsNamedAsRealN) {
   test::expect_names(test::fid_error({"--checkpoint", ck, "--real", real, "--features", clf, "-n", "3", "--real-n", "50"}),
                      {"--real-n 50", real, "holds only 6 images"});
 }
+
+}  // namespace test_named_errors

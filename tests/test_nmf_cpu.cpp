@@ -11,6 +11,8 @@
 #include "support/gradcheck.h"
 #include "support/oracle.h"
 
+namespace test_nmf_cpu {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -171,3 +173,5 @@ TEST(NmfCpu, BadShapesAreNamed) {
   }
   EXPECT_THROW(nmf_final_update_cpu(x, torch::rand({2, 8, 2}), torch::rand({2, 3, 10}), NMF::kEps), Error);
 }
+
+}  // namespace test_nmf_cpu

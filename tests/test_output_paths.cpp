@@ -20,6 +20,8 @@
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_output_paths {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -271,3 +273,5 @@ TEST(DgapOutput, DataWithMoreClassesThanTheModelIsNamed) {
   expect_has(e, {"has 10 classes but its model was trained with model.n_classes=3", run.dir + "/config.yaml"});
   EXPECT_EQ(snapshot(run.dir), before);
 }
+
+}  // namespace test_output_paths

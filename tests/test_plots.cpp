@@ -17,6 +17,8 @@
 #include "support/errors.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_plots {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -148,3 +150,5 @@ TEST(TrainStatsPlot, FromJsonlWithResumeAndErrors) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("metrics.png not drawn"), std::string::npos);
 }
+
+}  // namespace test_plots

@@ -12,6 +12,8 @@
 #include "metrics/prdc.h"
 #include "support/oracle.h"
 
+namespace test_prdc {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -181,3 +183,5 @@ TEST(IntraClassFid, BadLabelsAreClearErrors) {
   EXPECT_THROW(metrics::intra_class_fid(x, l, torch::randn({6, 4}), l, 2), Error);
   EXPECT_THROW(metrics::intra_class_fid(x, l, x, l, 0), Error);
 }
+
+}  // namespace test_prdc

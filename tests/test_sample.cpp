@@ -30,6 +30,8 @@
 #include "support/oracle.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_sample {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -334,3 +336,5 @@ TEST(FakeFolder, FidFakeScoresTheSamplesOnly) {
   const std::string e = test::error_of([&] { fid(); });
   EXPECT_NE(e.find(fake + ": backup/: not a class number"), std::string::npos) << e;
 }
+
+}  // namespace test_sample

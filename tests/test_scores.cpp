@@ -8,6 +8,8 @@
 #include "metrics/kid.h"
 #include "support/oracle.h"
 
+namespace test_scores {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -77,3 +79,5 @@ TEST(Scores, InceptionScoreOfOneSplitHasNoSpread) {
             "is has no +- spread: its 2 splits hold one sample each, and the score of one sample is 1");
   EXPECT_GT(metrics::inception_score(get(d, "logits"), 10).std, 0.0);
 }
+
+}  // namespace test_scores

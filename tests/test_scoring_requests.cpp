@@ -25,6 +25,8 @@
 #include "support/tiny_checkpoint.h"
 #include "support/tiny_run.h"
 
+namespace test_scoring_requests {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -291,3 +293,5 @@ TEST(TrainScorer, AStrayBestCheckpointNameIsLeftAlone) {
   EXPECT_TRUE(fs::exists(stray));
   EXPECT_TRUE(fs::exists(dir + "/checkpoints/best_ckpt_000000002.pt"));
 }
+
+}  // namespace test_scoring_requests

@@ -18,6 +18,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_seed_stats {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -235,3 +237,5 @@ TEST(CompareSeeds, TwoFoldersOfOneSeedNumberAreAnErrorNamingBoth) {
   EXPECT_EQ(groups[0].seeds.size(), 3u);
   EXPECT_NE(eval::seed_table(groups).find("| a | 3 | 100 | - | 20.0 ± 10.0 |"), std::string::npos) << eval::seed_table(groups);
 }
+
+}  // namespace test_seed_stats

@@ -22,6 +22,8 @@
 #include "gan/train/shm_all_reduce.h"
 #include "support/process.h"
 
+namespace test_shm_all_reduce {
+
 using namespace hamgan;
 
 namespace {
@@ -224,3 +226,5 @@ TEST(ShmAllReduce, OrphanedSegmentsOfDeadCreatorsAreRemoved) {
   EXPECT_TRUE(std::filesystem::exists("/dev/shm" + live));
   shm_unlink(live.c_str());
 }
+
+}  // namespace test_shm_all_reduce

@@ -15,6 +15,8 @@
 #include "io/png.h"
 #include "support/process.h"
 
+namespace test_special_files {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -77,3 +79,5 @@ TEST(SpecialFiles, AFifoWithoutAWriterIsRefusedNotWaitedOn) {
   EXPECT_EQ(pclose(p), 0) << out;
   EXPECT_EQ(out, "32\n");
 }
+
+}  // namespace test_special_files

@@ -6,6 +6,8 @@
 #include "support/gradcheck.h"
 #include "support/oracle.h"
 
+namespace test_spectral_norm {
+
 using namespace hamgan;
 using namespace hamgan::test;
 
@@ -99,3 +101,5 @@ TEST(SpectralNorm, PowerIterationKeepsFloat32) {
   EXPECT_EQ(out.scalar_type(), torch::kFloat);
   EXPECT_EQ(u.scalar_type(), torch::kFloat);
 }
+
+}  // namespace test_spectral_norm

@@ -20,6 +20,8 @@
 #include "support/module_check.h"
 #include "support/oracle.h"
 
+namespace test_stt {
+
 using namespace hamgan;
 using hamgan::test::error_of;
 using namespace hamgan::test;
@@ -357,3 +359,5 @@ TEST(SttParams, CountsAtC256And32x32) {
     EXPECT_EQ(n, r.expected) << r.type;
   }
 }
+
+}  // namespace test_stt

@@ -19,6 +19,8 @@
 #include "support/errors.h"
 #include "support/tiny_run.h"
 
+namespace test_tfevents {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 namespace tfe = hamgan::io::tfevents;
@@ -176,3 +178,5 @@ TEST(TfEventsReader, TornLastRecordEndsAFileAndABadChecksumIsAnError) {
   EXPECT_NE(e.find("at byte " + std::to_string(image.size())), std::string::npos) << e;
   EXPECT_NE(e.find("checksum"), std::string::npos) << e;
 }
+
+}  // namespace test_tfevents

@@ -9,6 +9,8 @@
 #include "support/errors.h"
 #include "support/oracle.h"
 
+namespace test_torch_file {
+
 using namespace hamgan;
 using hamgan::test::error_of;
 using namespace hamgan::test;
@@ -129,3 +131,5 @@ TEST(TorchFile, PytorchFidHeadListsKeysAndReportsTruncation) {
   EXPECT_NE(e.find(f + ": truncated: storage '"), std::string::npos) << e;
   EXPECT_NE(e.find("found"), std::string::npos) << e;
 }
+
+}  // namespace test_torch_file

@@ -26,6 +26,8 @@
 #include "gan/train/distributed.h"
 #include "support/process.h"
 
+namespace test_torchrun {
+
 namespace fs = std::filesystem;
 using hamgan::test::read_text;
 
@@ -172,3 +174,5 @@ TEST(Torchrun, ItsEnvironmentIsRead) {
   EXPECT_EQ(e.store_prefix, "");
   EXPECT_EQ(e.local_world_size, 1);
 }
+
+}  // namespace test_torchrun

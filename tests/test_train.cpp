@@ -35,6 +35,8 @@
 #include "support/state_dicts.h"
 #include "support/tiny_run.h"
 
+namespace test_train {
+
 using namespace hamgan;
 using namespace hamgan::test;
 namespace fs = std::filesystem;
@@ -722,3 +724,5 @@ TEST(FakeLabels, OneDrawPerRunOfOneClass) {
   EXPECT_TRUE(torch::equal(draw_fake_labels(12, 10, 1, c), torch::randint(10, {12}, d, torch::kLong)));
   EXPECT_NE(error_of([&] { draw_fake_labels(10, 10, 4, c); }).find("expected a multiple"), std::string::npos);
 }
+
+}  // namespace test_train

@@ -13,6 +13,8 @@
 #include "support/process.h"
 #include "support/tiny_run.h"
 
+namespace test_train_cli {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -124,3 +126,5 @@ TEST(TrainCli, OutAtAFileOrDeviceNamesTheFlag) {
   }
   EXPECT_EQ(test::read_text(file), "keep me\n");
 }
+
+}  // namespace test_train_cli

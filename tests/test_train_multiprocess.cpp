@@ -18,6 +18,8 @@
 #include "support/process.h"
 #include "support/random_classifier.h"
 
+namespace test_train_multiprocess {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -184,3 +186,5 @@ TEST(TrainMultiprocess, ABusyRunIsRefusedOnceByTheLauncher) {
   EXPECT_NE(out.find("in use by another hamgan process (PID " + std::to_string(holder)), std::string::npos) << out;
   EXPECT_EQ(out.find("rank"), std::string::npos) << out;  // no rank started
 }
+
+}  // namespace test_train_multiprocess

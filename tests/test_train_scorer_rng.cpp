@@ -19,6 +19,8 @@
 #include "support/random_classifier.h"
 #include "support/tiny_run.h"
 
+namespace test_train_scorer_rng {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -128,3 +130,5 @@ TEST(TrainScorerRng, ScoringWhileTrainingOnAGpuDoesNotChangeTraining) {
   EXPECT_EQ(scored.scores, 2);
   expect_same_training(plain, scored);
 }
+
+}  // namespace test_train_scorer_rng

@@ -15,6 +15,8 @@
 #include "gan/checkpoint/checkpoint.h"
 #include "support/process.h"
 
+namespace test_train_signals {
+
 namespace fs = std::filesystem;
 using namespace hamgan;
 
@@ -189,3 +191,5 @@ TEST(TrainSignals, KillNineAtRandomMomentsLeavesOnlyLoadableCheckpoints) {
   for (const auto& f : fs::directory_iterator(ckdir))
     EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();  // cleaned at start
 }
+
+}  // namespace test_train_signals

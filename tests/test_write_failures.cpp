@@ -27,6 +27,8 @@
 #include "support/process.h"
 #include "support/tiny_checkpoint.h"
 
+namespace test_write_failures {
+
 using namespace hamgan;
 namespace fs = std::filesystem;
 
@@ -250,3 +252,5 @@ TEST(WriteFailures, AppendPastTheFileSizeLimitNamesTheLimitAndTakesTheLineBack) 
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(fs::file_size(log), 1001u);
 }
+
+}  // namespace test_write_failures

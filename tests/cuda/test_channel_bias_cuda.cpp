@@ -68,7 +68,9 @@ TEST(ChannelBiasCuda, KernelEqualsTheAtenFormBitForBit) {
           const torch::Tensor yg = make_y(c.shape, dtype, format, c.offset, kGpu);
           const Out want = run(yg.cpu(), b, relu, torch::kCPU);
           const Out got = run(yg, b, relu, kGpu);
-          if (relu) EXPECT_GT((got.out == 0).sum().item<int64_t>(), 0) << "the ReLU clipped";
+          if (relu) {
+            EXPECT_GT((got.out == 0).sum().item<int64_t>(), 0) << "the ReLU clipped";
+          }
           EXPECT_FALSE(got.out.isnan().any().item<bool>()) << "every element written";
           EXPECT_TRUE(torch::equal(got.out, want.out)) << (got.out.to(torch::kDouble) - want.out.to(torch::kDouble)).abs().max();
           EXPECT_EQ(got.out.is_contiguous(torch::MemoryFormat::ChannelsLast),

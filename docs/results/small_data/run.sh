@@ -3,7 +3,7 @@
 # 1,000 and 5,000 class-balanced Fashion-MNIST training images (data.limit), four set-ups x three
 # seeds, two runs at a time with one thread each; then every run's last checkpoint scored against
 # the 10,000 test images in the domain classifier's features, and D's train / held-out gap over
-# the run (`hamgan dgap`). Usage: run.sh BIN OUT [ITERATIONS]   (resumable: finished runs are kept;
+# the run (`hamgan dgap`); writes table_ITERATIONS.md and scores_ITERATIONS.csv here. Usage: run.sh BIN OUT [ITERATIONS]   (resumable: finished runs are kept;
 # SIZES="1000 5000" and SEEDS="0 1 2" by default)
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; iterations=${3:-600}
@@ -54,5 +54,5 @@ export -f run_one
 export bin out iterations config clf ref
 for j in "${jobs[@]}"; do echo "$j"; done |
   SETUPS=$(declare -p setups) xargs -P 2 -L 1 bash -c 'eval "$SETUPS"; run_one "$@"' _
-python3 "$here/summarise.py" "$out" > "$here/table.md"
-cat "$here/table.md"
+python3 "$here/summarise.py" "$out" "$iterations" > "$here/table_$iterations.md"
+cat "$here/table_$iterations.md"

@@ -1,8 +1,8 @@
 """The small-data benchmark's table (run.sh): per training-set size and set-up, the mean and the
 spread (min-max) over the seeds of the last checkpoint's scores against the 10,000 test images
 (domain FID, class accuracy, recall, coverage), D's train-minus-held-out gap (`hamgan dgap`) at
-the last checkpoint and its largest over the run, and ADA's final p. Also writes scores.csv, one
-row per run. Usage: python3 summarise.py OUT > table.md"""
+the last checkpoint and its largest over the run, and ADA's final p. Also writes
+scores_ITERATIONS.csv here, one row per run. Usage: python3 summarise.py OUT ITERATIONS > table_ITERATIONS.md"""
 import csv
 import json
 import os
@@ -42,7 +42,7 @@ def cell(values, digits):
     return f"{m:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
-def main(out):
+def main(out, iterations):
     rows = []
     print("| images | set-up | runs | domain FID | class acc | recall | coverage | D gap (last) | D gap (max) | ADA p (last) | img/s |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -64,11 +64,11 @@ def main(out):
                   f"{col('coverage', 3)} | {col('gap', 3)} | {col('gap_max', 3)} | {col('ada_p', 2)} | "
                   f"{statistics.mean(f['img_s'] for f in figs):.0f} |")
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "scores.csv"), "w", newline="") as f:
+    with open(os.path.join(here, f"scores_{iterations}.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["images"])
         w.writeheader()
         w.writerows(rows)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]))
