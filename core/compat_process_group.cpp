@@ -120,10 +120,12 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   // The store, and one query it answers at once: a store answers within moments, and connecting
   // has the timeout of its own; the margin keeps a connect that times out from reading as silence.
   std::optional<c10::intrusive_ptr<c10d::Store>> store;
-  // LibTorch 2.x logs each connect retry as a warning with the C++ backtrace of its exception;
-  // the outcome is this constructor's own error, so only LibTorch's errors are printed meanwhile.
+  // LibTorch 2.x logs each connect retry as a warning, and its giving up as an error, with the
+  // C++ backtrace of its exception (whether the error comes before this wait's own deadline
+  // depends on the load). The outcome is this constructor's own error, which quotes LibTorch's
+  // message without the backtrace, so only LibTorch's fatal messages are printed meanwhile.
   const int log_level = FLAGS_caffe2_log_level;
-  FLAGS_caffe2_log_level = std::max(log_level, 2);
+  FLAGS_caffe2_log_level = std::max(log_level, 3);
   struct RestoreLogLevel {
     int level;
     ~RestoreLogLevel() { FLAGS_caffe2_log_level = level; }
