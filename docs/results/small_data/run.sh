@@ -4,15 +4,11 @@
 # seeds, two runs at a time with one thread each; then every run's last checkpoint scored against
 # the 10,000 test images in the domain classifier's features, and D's train / held-out gap over
 # the run (`hamgan dgap`); writes table_ITERATIONS.md and scores_ITERATIONS.csv here. Usage: run.sh BIN OUT [ITERATIONS]   (resumable: finished runs are kept;
-# SIZES="1000 5000" and SEEDS="0 1 2" by default)
+# SIZES="1000 5000", SETUP_NAMES="none diffaug ada r3gan_ada" and SEEDS="0 1 2" by default)
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; iterations=${3:-600}
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../../.." && pwd)
 mkdir -p "$out"
-source "$repo/scripts/lib/classifier.sh"
-config=$repo/configs/fmnist32_quickstart.yaml
-clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt}
-ensure_classifier "$bin" "$config" "$clf"
 # The reference: Fashion-MNIST's test split as a data source of its own (its files under the
 # training files' names), so that `fid --real` draws from the 10,000 held-out images.
 src=/usr/share/datasets/fashion-mnist ref=$out/fmnist_test
@@ -30,9 +26,16 @@ declare -A setups=(
   [ada]="train.ada=bgc train.ada_kimg=10"
   [r3gan_ada]="train.ada=bgc train.ada_kimg=10 train.loss=rpgan train.r1_gamma=0.05 train.r2_gamma=0.05"
 )
+for setup in ${SETUP_NAMES:-none diffaug ada r3gan_ada}; do
+  [ -n "${setups[$setup]+set}" ] || { echo "run.sh: SETUP_NAMES: no set-up '$setup' (expected: ${!setups[*]})" >&2; exit 2; }
+done
+source "$repo/scripts/lib/classifier.sh"
+config=$repo/configs/fmnist32_quickstart.yaml
+clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt}
+ensure_classifier "$bin" "$config" "$clf"
 jobs=()
 for n in ${SIZES:-1000 5000}; do
-  for setup in none diffaug ada r3gan_ada; do
+  for setup in ${SETUP_NAMES:-none diffaug ada r3gan_ada}; do
     for seed in ${SEEDS:-0 1 2}; do
       jobs+=("$n $setup $seed")
     done
