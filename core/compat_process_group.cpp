@@ -128,7 +128,10 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
   FLAGS_caffe2_log_level = std::max(log_level, 3);
   struct RestoreLogLevel {
     int level;
-    ~RestoreLogLevel() { FLAGS_caffe2_log_level = level; }
+    bool keep_raised = false;
+    ~RestoreLogLevel() {
+      if (!keep_raised) FLAGS_caffe2_log_level = level;
+    }
   } restore{log_level};
   try {
     store = within<c10::intrusive_ptr<c10d::Store>>(timeout + std::chrono::seconds(1), [addr, opts] {
@@ -140,6 +143,9 @@ ProcessGroup::ProcessGroup(const std::string& addr, int port, int rank, int worl
     throw RendezvousError(without_backtrace(e), false);
   }
   if (!store) {
+    // The connect left behind keeps retrying and may log its giving up later, backtrace and all:
+    // LibTorch's level stays raised for it (this error ends the process).
+    restore.keep_raised = true;
     if (accepts_connections(addr, port)) throw RendezvousError("connected, but no TCPStore answered", true);
     throw RendezvousError("no store accepted the connection in time", false);
   }
