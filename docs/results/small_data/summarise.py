@@ -2,7 +2,9 @@
 spread (min-max) over the seeds of the last checkpoint's scores against the 10,000 test images
 (domain FID, class accuracy, recall, coverage), D's train-minus-held-out gap (`hamgan dgap`) at
 the last checkpoint and its largest over the run, and ADA's final p. Also writes
-scores_ITERATIONS.csv here, one row per run. Usage: python3 summarise.py OUT ITERATIONS > table_ITERATIONS.md"""
+scores_ITERATIONS.csv here, one row per run. A run found in OUT replaces its row there; the rows of
+runs not in OUT are kept (runs made on another machine, or another day). Usage:
+python3 summarise.py OUT ITERATIONS > table_ITERATIONS.md"""
 import csv
 import json
 import os
@@ -42,32 +44,46 @@ def cell(values, digits):
     return f"{m:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
+FIELDS = ["iteration", "fid", "class_acc", "recall", "coverage", "gap", "gap_max", "ada_p", "img_s"]
+
+
+def kept_rows(path):
+    """scores_ITERATIONS.csv's rows by (images, setup, seed), their figures as numbers."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {(int(r["images"]), r["setup"], int(r["seed"])): {k: float(r[k]) for k in FIELDS}
+                for r in csv.DictReader(f)}
+
+
 def main(out, iterations):
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"scores_{iterations}.csv")
+    runs = kept_rows(table)
+    for n in SIZES:
+        for s in SETUPS:
+            for seed in SEEDS:
+                try:
+                    runs[(n, s, seed)] = run_figures(os.path.join(out, f"n{n}_{s}_s{seed}"))
+                except (OSError, KeyError, IndexError, ValueError):
+                    pass
     rows = []
     print("| images | set-up | runs | domain FID | class acc | recall | coverage | D gap (last) | D gap (max) | ADA p (last) | img/s |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in SIZES:
         for s in SETUPS:
-            figs = []
-            for seed in SEEDS:
-                d = os.path.join(out, f"n{n}_{s}_s{seed}")
-                try:
-                    f = run_figures(d)
-                except (OSError, KeyError, IndexError, ValueError):
-                    continue
-                figs.append(f)
-                rows.append({"images": n, "setup": s, "seed": seed, **f})
+            figs = [runs[(n, s, seed)] for seed in SEEDS if (n, s, seed) in runs]
+            rows += [{"images": n, "setup": s, "seed": seed, **runs[(n, s, seed)]} for seed in SEEDS if (n, s, seed) in runs]
             if not figs:
                 continue
             col = lambda k, dg: cell([f[k] for f in figs], dg)
             print(f"| {n} | {s} | {len(figs)} | {col('fid', 1)} | {col('class_acc', 3)} | {col('recall', 3)} | "
                   f"{col('coverage', 3)} | {col('gap', 3)} | {col('gap_max', 3)} | {col('ada_p', 2)} | "
                   f"{statistics.mean(f['img_s'] for f in figs):.0f} |")
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, f"scores_{iterations}.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["images"])
+    with open(table, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["images", "setup", "seed"] + FIELDS)
         w.writeheader()
-        w.writerows(rows)
+        for r in rows:
+            w.writerow({**r, "iteration": int(r["iteration"])})
 
 
 if __name__ == "__main__":
