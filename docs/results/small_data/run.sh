@@ -25,6 +25,12 @@ declare -A setups=(
   [diffaug]="train.diffaug=color,translation,cutout"
   [ada]="train.ada=bgc train.ada_kimg=10"
   [r3gan_ada]="train.ada=bgc train.ada_kimg=10 train.loss=rpgan train.r1_gamma=0.05 train.r2_gamma=0.05"
+  # ADA at a fixed p (the heuristic off): what the pipeline buys where r_t never switches it on
+  [ada_p0.2]="train.ada=bgc train.ada_target=0 train.ada_p=0.2"
+  [ada_p0.4]="train.ada=bgc train.ada_target=0 train.ada_p=0.4"
+  # the ADA paper's own loss, where r_t = E[sign(D(x))] is the sign of D's logit on the reals
+  [ns]="train.loss=nonsaturating"
+  [ns_ada]="train.loss=nonsaturating train.ada=bgc train.ada_kimg=10"
 )
 for setup in ${SETUP_NAMES:-none diffaug ada r3gan_ada}; do
   [ -n "${setups[$setup]+set}" ] || { echo "run.sh: SETUP_NAMES: no set-up '$setup' (expected: ${!setups[*]})" >&2; exit 2; }

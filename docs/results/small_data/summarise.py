@@ -12,7 +12,7 @@ import statistics
 import sys
 
 SIZES = [1000, 5000]
-SETUPS = ["none", "diffaug", "ada", "r3gan_ada"]
+SETUPS = ["none", "diffaug", "ada", "r3gan_ada", "ada_p0.2", "ada_p0.4", "ns", "ns_ada"]
 SEEDS = [0, 1, 2]
 
 
