@@ -20,20 +20,27 @@ ln -sf "$src/t10k-labels-idx1-ubyte.gz" "$ref/t10k-labels-idx1-ubyte.gz"
 
 # name: overrides. The quickstart's batch of 32 in one process; ADA's p may cross 0..1 in 10k
 # images (a few hundred iterations, not the paper's 500k: these runs see ~20k images).
-declare -A setups=(
-  [none]=""
-  [diffaug]="train.diffaug=color,translation,cutout"
-  [ada]="train.ada=bgc train.ada_kimg=10"
-  [r3gan_ada]="train.ada=bgc train.ada_kimg=10 train.loss=rpgan train.r1_gamma=0.05 train.r2_gamma=0.05"
+setup_lines=(
+  "none|"
+  "diffaug|train.diffaug=color,translation,cutout"
+  "ada|train.ada=bgc train.ada_kimg=10"
+  "r3gan_ada|train.ada=bgc train.ada_kimg=10 train.loss=rpgan train.r1_gamma=0.05 train.r2_gamma=0.05"
   # ADA at a fixed p (the heuristic off): what the pipeline buys where r_t never switches it on
-  [ada_p0.2]="train.ada=bgc train.ada_target=0 train.ada_p=0.2"
-  [ada_p0.4]="train.ada=bgc train.ada_target=0 train.ada_p=0.4"
+  "ada_p0.2|train.ada=bgc train.ada_target=0 train.ada_p=0.2"
+  "ada_p0.4|train.ada=bgc train.ada_target=0 train.ada_p=0.4"
   # the ADA paper's own loss, where r_t = E[sign(D(x))] is the sign of D's logit on the reals
-  [ns]="train.loss=nonsaturating"
-  [ns_ada]="train.loss=nonsaturating train.ada=bgc train.ada_kimg=10"
+  "ns|train.loss=nonsaturating"
+  "ns_ada|train.loss=nonsaturating train.ada=bgc train.ada_kimg=10"
 )
-for setup in ${SETUP_NAMES:-none diffaug ada r3gan_ada}; do
-  [ -n "${setups[$setup]+set}" ] || { echo "run.sh: SETUP_NAMES: no set-up '$setup' (expected: ${!setups[*]})" >&2; exit 2; }
+declare -A setups=()
+setup_order=()
+for line in "${setup_lines[@]}"; do
+  setups[${line%%|*}]=${line#*|}
+  setup_order+=("${line%%|*}")
+done
+setup_names=${SETUP_NAMES:-none diffaug ada r3gan_ada}
+for setup in $setup_names; do
+  [ -n "${setups[$setup]+set}" ] || { echo "run.sh: SETUP_NAMES: no set-up '$setup' (expected: ${setup_order[*]})" >&2; exit 2; }
 done
 source "$repo/scripts/lib/classifier.sh"
 config=$repo/configs/fmnist32_quickstart.yaml
@@ -41,7 +48,7 @@ clf=${CLASSIFIER:-$HOME/.cache/hamgan/classifier_fmnist32_quickstart.pt}
 ensure_classifier "$bin" "$config" "$clf"
 jobs=()
 for n in ${SIZES:-1000 5000}; do
-  for setup in ${SETUP_NAMES:-none diffaug ada r3gan_ada}; do
+  for setup in $setup_names; do
     for seed in ${SEEDS:-0 1 2}; do
       jobs+=("$n $setup $seed")
     done
@@ -63,5 +70,5 @@ export -f run_one
 export bin out iterations config clf ref
 for j in "${jobs[@]}"; do echo "$j"; done |
   SETUPS=$(declare -p setups) xargs -P 2 -L 1 bash -c 'eval "$SETUPS"; run_one "$@"' _
-python3 "$here/summarise.py" "$out" "$iterations" > "$here/table_$iterations.md"
+python3 "$here/summarise.py" "$out" "$iterations" "${setup_order[@]}" > "$here/table_$iterations.md"
 cat "$here/table_$iterations.md"

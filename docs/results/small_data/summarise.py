@@ -3,8 +3,8 @@ spread (min-max) over the seeds of the last checkpoint's scores against the 10,0
 (domain FID, class accuracy, recall, coverage), D's train-minus-held-out gap (`hamgan dgap`) at
 the last checkpoint and its largest over the run, and ADA's final p. Also writes
 scores_ITERATIONS.csv here, one row per run. A run found in OUT replaces its row there; the rows of
-runs not in OUT are kept (runs made on another machine, or another day). Usage:
-python3 summarise.py OUT ITERATIONS > table_ITERATIONS.md"""
+runs not in OUT are kept (runs made on another machine, or another day). The set-ups are
+run.sh's, in its order. Usage: python3 summarise.py OUT ITERATIONS SETUP... > table_ITERATIONS.md"""
 import csv
 import json
 import os
@@ -12,7 +12,6 @@ import statistics
 import sys
 
 SIZES = [1000, 5000]
-SETUPS = ["none", "diffaug", "ada", "r3gan_ada", "ada_p0.2", "ada_p0.4", "ns", "ns_ada"]
 SEEDS = [0, 1, 2]
 
 
@@ -56,11 +55,11 @@ def kept_rows(path):
                 for r in csv.DictReader(f)}
 
 
-def main(out, iterations):
+def main(out, iterations, setups):
     table = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"scores_{iterations}.csv")
     runs = kept_rows(table)
     for n in SIZES:
-        for s in SETUPS:
+        for s in setups:
             for seed in SEEDS:
                 try:
                     runs[(n, s, seed)] = run_figures(os.path.join(out, f"n{n}_{s}_s{seed}"))
@@ -70,7 +69,7 @@ def main(out, iterations):
     print("| images | set-up | runs | domain FID | class acc | recall | coverage | D gap (last) | D gap (max) | ADA p (last) | img/s |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in SIZES:
-        for s in SETUPS:
+        for s in setups:
             figs = [runs[(n, s, seed)] for seed in SEEDS if (n, s, seed) in runs]
             rows += [{"images": n, "setup": s, "seed": seed, **runs[(n, s, seed)]} for seed in SEEDS if (n, s, seed) in runs]
             if not figs:
@@ -87,4 +86,6 @@ def main(out, iterations):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    if len(sys.argv) < 4:
+        sys.exit("usage: summarise.py OUT ITERATIONS SETUP...")
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3:])
