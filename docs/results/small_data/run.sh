@@ -18,8 +18,8 @@ ln -sf "$src/t10k-labels-idx1-ubyte.gz" "$ref/train-labels-idx1-ubyte.gz"
 ln -sf "$src/t10k-images-idx3-ubyte.gz" "$ref/t10k-images-idx3-ubyte.gz"
 ln -sf "$src/t10k-labels-idx1-ubyte.gz" "$ref/t10k-labels-idx1-ubyte.gz"
 
-# name: overrides. The quickstart's batch of 32 in one process; ADA's p may cross 0..1 in 10k
-# images (a few hundred iterations, not the paper's 500k: these runs see ~20k images).
+# name|overrides, in the tables' order. The quickstart's batch of 32 in one process; ADA's p may
+# cross 0..1 in 10k images (a few hundred iterations, not the paper's 500k: these runs see ~20k).
 setup_lines=(
   "none|"
   "diffaug|train.diffaug=color,translation,cutout"
